@@ -1,0 +1,250 @@
+/**
+ * Every event of a run, as appended to `sf.evt.run.<runId>`. Past tense, readonly, one
+ * discriminated union. Each carries its schema version `v`; `upcast` (in `upcast.ts`) turns any
+ * older version into the current one on read, so old logs stay readable.
+ */
+import type { StageEnvelope } from './envelope';
+import type { GateKind, PipelineDefinition } from './pipeline';
+import type { CheckResult, Disposition } from './verification';
+
+export const EVENT_VERSION = 1;
+
+export type Checkout =
+  | { readonly kind: 'fresh' }
+  | { readonly kind: 'path'; readonly path: string }
+  | { readonly kind: 'git'; readonly url: string; readonly ref: string };
+
+export type AttemptReason = 'initial' | 'repair' | 'manual_retry' | 'retry' | 'loop_replay';
+
+/** What a repair or manual retry prompt receives about the attempt that failed verification. */
+export interface RepairCapsule {
+  readonly attempt: number;
+  readonly summary: string;
+  readonly failed_checks: readonly {
+    readonly id: string;
+    readonly type: string;
+    readonly status: string;
+    readonly message?: string;
+    readonly evidence?: { readonly [key: string]: unknown };
+  }[];
+}
+
+export interface OperatorQuestion {
+  readonly kind: GateKind;
+  readonly question: string;
+  /** artifact_backed: run-relative artifact paths the decision is about. */
+  readonly artifacts?: readonly string[];
+  /** multi_question: sub-questions, each answered exactly. */
+  readonly questions?: readonly { readonly id: string; readonly kind: 'free_text' | 'confirm'; readonly question: string }[];
+}
+
+export interface OperatorAnswer {
+  readonly decision?: 'accept' | 'reject';
+  readonly text?: string;
+  readonly answers?: { readonly [questionId: string]: string | { readonly decision: 'accept' | 'reject'; readonly text?: string } };
+}
+
+export type AttemptFailureKind =
+  | 'agent_failure'
+  | 'missing_emit'
+  | 'provider_error'
+  | 'timeout'
+  | 'cancelled'
+  | 'input_invalid'
+  | 'runner_error';
+
+export type SkipReason =
+  | 'if_miss'
+  | 'parent_failed'
+  | 'parent_skipped'
+  | 'all_parents_skipped'
+  | 'not_chosen'
+  | 'operator';
+
+export type StageFailureKind =
+  | 'agent'
+  | 'verification'
+  | 'verification_error'
+  | 'manual_stop'
+  | 'input'
+  | 'missing_field';
+
+interface RunEventBase {
+  readonly v: typeof EVENT_VERSION;
+  readonly runId: string;
+  /** ISO-8601; decided by the caller, never read from a clock inside the domain. */
+  readonly at: string;
+}
+
+interface AttemptEventBase extends RunEventBase {
+  readonly stageId: string;
+  readonly attempt: number;
+}
+
+export interface RunRequested extends RunEventBase {
+  readonly type: 'RunRequested';
+  readonly pipeline: PipelineDefinition;
+  readonly input: { readonly [key: string]: unknown };
+  readonly checkout: Checkout;
+  readonly labels: { readonly [key: string]: string };
+  readonly idempotencyKey?: string;
+  readonly requestedBy: string;
+}
+
+export interface StageAttemptStarted extends AttemptEventBase {
+  readonly type: 'StageAttemptStarted';
+  readonly reason: AttemptReason;
+  readonly input: { readonly [key: string]: unknown };
+  /** Upstream envelopes the prompt carries; a join gets them keyed by stage in YAML order. */
+  readonly upstream: { readonly [stageId: string]: StageEnvelope };
+  /** Recorded at start so a resumed attempt gets only what is left of its budget. */
+  readonly deadlineAt: string;
+  readonly capsule?: RepairCapsule;
+  readonly guidance?: string;
+}
+
+export interface CheckoutBaselineRecorded extends AttemptEventBase {
+  readonly type: 'CheckoutBaselineRecorded';
+  /** Content-addressed manifest of the checkout before the agent started. */
+  readonly manifest: string;
+}
+
+export interface OperatorQuestionAsked extends AttemptEventBase {
+  readonly type: 'OperatorQuestionAsked';
+  readonly exchangeId: string;
+  readonly question: OperatorQuestion;
+  /** Opaque session state the agent backend resumes from on any replica. */
+  readonly resume: { readonly [key: string]: unknown };
+}
+
+export interface OperatorAnswered extends AttemptEventBase {
+  readonly type: 'OperatorAnswered';
+  readonly exchangeId: string;
+  readonly answer: OperatorAnswer;
+  readonly by: string;
+}
+
+export interface EnvelopeRejected extends AttemptEventBase {
+  readonly type: 'EnvelopeRejected';
+  readonly reason: string;
+}
+
+export interface ReminderSent extends AttemptEventBase {
+  readonly type: 'ReminderSent';
+  readonly reminder: number;
+  readonly lastRejection?: string;
+}
+
+export interface EnvelopeCaptured extends AttemptEventBase {
+  readonly type: 'EnvelopeCaptured';
+  readonly envelope: StageEnvelope;
+  /** Sealed snapshots (manifest digests) of what the attempt left. */
+  readonly checkoutSnapshot: string;
+  readonly artifactsSnapshot: string;
+}
+
+export interface AttemptFailed extends AttemptEventBase {
+  readonly type: 'AttemptFailed';
+  readonly kind: AttemptFailureKind;
+  readonly reason: string;
+  /** Present when the agent emitted status: failure. */
+  readonly envelope?: StageEnvelope;
+}
+
+export interface AttemptVerified extends AttemptEventBase {
+  readonly type: 'AttemptVerified';
+  readonly disposition: Exclude<Disposition, 'not_run'>;
+  readonly checks: readonly CheckResult[];
+  /** Names the failed check ids, or the verifier's own error; null when passed. */
+  readonly failure: string | null;
+}
+
+export interface StageSucceeded extends RunEventBase {
+  readonly type: 'StageSucceeded';
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly envelope: StageEnvelope;
+}
+
+export interface StageFailed extends RunEventBase {
+  readonly type: 'StageFailed';
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly kind: StageFailureKind;
+  readonly reason: string;
+}
+
+export interface ManualRecoveryOpened extends RunEventBase {
+  readonly type: 'ManualRecoveryOpened';
+  readonly stageId: string;
+  readonly attempt: number;
+}
+
+export interface ManualRecoveryDecided extends RunEventBase {
+  readonly type: 'ManualRecoveryDecided';
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly decision: 'guidance' | 'stop';
+  readonly guidance?: string;
+  readonly by: string;
+}
+
+export interface StageRetryRequested extends RunEventBase {
+  readonly type: 'StageRetryRequested';
+  readonly stageId: string;
+  readonly by: string;
+}
+
+export interface StageSkipped extends RunEventBase {
+  readonly type: 'StageSkipped';
+  readonly stageId: string;
+  readonly reason: SkipReason;
+  readonly detail?: string;
+}
+
+export interface RunSucceeded extends RunEventBase {
+  readonly type: 'RunSucceeded';
+}
+
+export interface RunFailed extends RunEventBase {
+  readonly type: 'RunFailed';
+  readonly reason: string;
+}
+
+export interface RunCancelled extends RunEventBase {
+  readonly type: 'RunCancelled';
+  readonly by: string;
+  readonly reason?: string;
+}
+
+export type RunEvent =
+  | RunRequested
+  | StageAttemptStarted
+  | CheckoutBaselineRecorded
+  | OperatorQuestionAsked
+  | OperatorAnswered
+  | EnvelopeRejected
+  | ReminderSent
+  | EnvelopeCaptured
+  | AttemptFailed
+  | AttemptVerified
+  | StageSucceeded
+  | StageFailed
+  | ManualRecoveryOpened
+  | ManualRecoveryDecided
+  | StageRetryRequested
+  | StageSkipped
+  | RunSucceeded
+  | RunFailed
+  | RunCancelled;
+
+export type RunEventType = RunEvent['type'];
+
+/** Stream subjects. `ns` isolates deployments and tests; the default is `sf`. */
+export const subjects = (ns = 'sf') => ({
+  run: (runId: string) => `${ns}.evt.run.${runId}`,
+  allRuns: `${ns}.evt.run.>`,
+  idempotency: (keyDigest: string) => `${ns}.evt.idem.${keyDigest}`,
+  runRequests: `${ns}.cmd.run.request`,
+  runRejections: `${ns}.evt.request.rejected`,
+});

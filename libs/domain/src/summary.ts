@@ -1,0 +1,84 @@
+/**
+ * The run summary: the JSON contract `sf run --json`, `sf runs show --json` and
+ * `GET /api/runs/:runId` print. Later work extends it, never renames a field.
+ */
+import type { StageEnvelope } from './envelope';
+import type { SkipReason } from './events';
+import { pendingManualRecovery, runStatus, type RunState, type RunStatus, type StageStatus } from './run-state';
+import type { CheckStatus, Disposition } from './verification';
+
+export interface CheckSummary {
+  readonly id: string;
+  readonly type: string;
+  readonly phase: 'after';
+  readonly status: CheckStatus;
+}
+
+export interface AttemptSummary {
+  readonly n: number;
+  readonly reason: string;
+  readonly disposition: Disposition;
+  readonly failure: string | null;
+  readonly checks: readonly CheckSummary[];
+  readonly started_at: string;
+  readonly finished_at: string | null;
+}
+
+export interface StageSummary {
+  readonly id: string;
+  readonly status: StageStatus;
+  readonly attempts: readonly AttemptSummary[];
+  readonly skip_reason?: SkipReason;
+  readonly skip_detail?: string;
+  readonly failure?: string;
+  /** Present while the stage waits on an operator: what is awaited. */
+  readonly waiting_for?: 'answer' | 'recovery_decision';
+  /** With `--include stages`: the envelope the stage succeeded with (or its last emitted one). */
+  readonly envelope?: StageEnvelope | null;
+}
+
+export interface RunSummary {
+  readonly run_id: string;
+  readonly pipeline: string;
+  readonly status: RunStatus;
+  readonly reason?: string;
+  readonly started_at: string;
+  readonly finished_at: string | null;
+  readonly labels: { readonly [key: string]: string };
+  readonly stages: readonly StageSummary[];
+}
+
+export function summarizeRun(state: RunState, options: { includeEnvelopes?: boolean } = {}): RunSummary {
+  return {
+    run_id: state.runId,
+    pipeline: state.pipeline.id,
+    status: runStatus(state),
+    ...(state.outcomeReason ? { reason: state.outcomeReason } : {}),
+    started_at: state.requestedAt,
+    finished_at: state.finishedAt ?? null,
+    labels: state.labels,
+    stages: state.pipeline.stages.map((definition) => {
+      const stage = state.stages[definition.id];
+      const waitingFor = stage.status === 'waiting' ? 'answer' : pendingManualRecovery(stage) ? 'recovery_decision' : undefined;
+      const lastEnvelope = [...stage.attempts].reverse().find((a) => a.envelope)?.envelope;
+      return {
+        id: stage.id,
+        status: stage.status,
+        attempts: stage.attempts.map((a) => ({
+          n: a.n,
+          reason: a.reason,
+          disposition: a.disposition,
+          failure: a.failure,
+          checks: a.checks.map((c) => ({ id: c.id, type: c.type, phase: c.phase, status: c.status })),
+          started_at: a.startedAt,
+          finished_at: a.finishedAt ?? null,
+        })),
+        ...(stage.skipReason ? { skip_reason: stage.skipReason } : {}),
+        ...(stage.skipDetail ? { skip_detail: stage.skipDetail } : {}),
+        ...(stage.failure ? { failure: stage.failure } : {}),
+        ...(waitingFor ? { waiting_for: waitingFor } : {}),
+        ...(options.includeEnvelopes ? { envelope: stage.envelope ?? lastEnvelope ?? null } : {}),
+      };
+    }),
+  };
+}
