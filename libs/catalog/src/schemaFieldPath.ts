@@ -18,6 +18,5 @@ export function resolveFieldPath(schema: PlainObject, field: string): FieldPathR
     if (!(isStringArray(node.required) && node.required.includes(segment))) return { ok: false, issue: 'optional' };
     node = child;
   }
-  if (node.type === 'array') return { ok: false, issue: 'array_index' };
   return typeof node.type === 'string' ? { ok: true, type: node.type } : { ok: false, issue: 'unknown' };
 }

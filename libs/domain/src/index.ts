@@ -12,3 +12,4 @@ export * from './attempt';
 export * from './request';
 export * from './summary';
 export * from './upcast';
+export * from './run-request';
