@@ -5,7 +5,7 @@ const path = require('node:path');
 const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
 delete swcrc.$schema;
 
-const moduleNameMapper = {};
+const moduleNameMapper = { "^@stageflow/proto$": "<rootDir>/proto/src" };
 for (const group of ['libs', 'services']) {
   for (const name of fs.readdirSync(path.join(__dirname, group))) {
     moduleNameMapper[`^@stageflow/${name}$`] = `<rootDir>/${group}/${name}/src`;

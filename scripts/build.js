@@ -58,6 +58,7 @@ async function main() {
       files += await buildPackage(path.join(root, group, name));
     }
   }
+  files += await buildPackage(path.join(root, 'proto'));
   process.stderr.write(`built ${files} files in ${Date.now() - started} ms\n`);
 }
 

@@ -67,7 +67,43 @@ export type StageFailureKind =
   | 'verification_error'
   | 'manual_stop'
   | 'input'
-  | 'missing_field';
+  | 'missing_field'
+  /** A loop source sent work back after max_replays under `on_max_replays: require_continue`. */
+  | 'feedback_loop_exhausted'
+  /** An operator abandoned a parked feedback loop. */
+  | 'feedback_loop_abandoned'
+  /** A clone emitter's Clone Array was missing, empty, over the cap, or held a non-object. */
+  | 'clone_array_invalid'
+  /** A clone child template whose instances did not all succeed. */
+  | 'clone_instance_failed';
+
+/**
+ * What a replayed stage's agent sees about the feedback loop that sent work back (001_*
+ * "Feedback Loop Context"): never scraped from transcripts, always from the source's envelope.
+ */
+export interface FeedbackLoopContext {
+  readonly loop_id: string;
+  readonly replay_id: string;
+  /** 1-based number of this replay. */
+  readonly replay: number;
+  readonly source: string;
+  readonly target: string;
+  /** The source's send-back envelope. */
+  readonly send_back: {
+    readonly summary: string;
+    readonly artifacts: readonly string[];
+    readonly payload?: { readonly [key: string]: unknown };
+  };
+  /** Replays still allowed after this one before on_max_replays applies. */
+  readonly remaining_replays: number;
+  /** Stage ids replayed, from the target through the source, in YAML order. */
+  readonly route: readonly string[];
+  /** This stage's attempt before the replay, when it had one. */
+  readonly prior_attempt?: number;
+  readonly replay_session?: string;
+}
+
+export type FeedbackDecision = 'extend' | 'continue' | 'abandon';
 
 interface RunEventBase {
   readonly v: typeof EVENT_VERSION;
@@ -101,6 +137,8 @@ export interface StageAttemptStarted extends AttemptEventBase {
   readonly deadlineAt: string;
   readonly capsule?: RepairCapsule;
   readonly guidance?: string;
+  /** Present on `loop_replay` attempts. */
+  readonly loopContext?: FeedbackLoopContext;
 }
 
 export interface CheckoutBaselineRecorded extends AttemptEventBase {
@@ -202,6 +240,65 @@ export interface StageSkipped extends RunEventBase {
   readonly detail?: string;
 }
 
+/**
+ * A loop source's `send_back` was honoured: the stages from the target through the source go
+ * back to pending (attempts kept) and the scheduler starts them again with `loop_replay`.
+ */
+export interface FeedbackLoopReplayed extends RunEventBase {
+  readonly type: 'FeedbackLoopReplayed';
+  /** The loop source. */
+  readonly stageId: string;
+  /** The source attempt whose send_back this honours. */
+  readonly attempt: number;
+  readonly loopId: string;
+  readonly target: string;
+  /** 1-based replay number. */
+  readonly replay: number;
+  readonly route: readonly string[];
+  readonly remainingReplays: number;
+  readonly sendBack: FeedbackLoopContext['send_back'];
+}
+
+/** A send_back after max_replays under `wait_for_human`: the source waits for an operator. */
+export interface FeedbackLoopParked extends RunEventBase {
+  readonly type: 'FeedbackLoopParked';
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly loopId: string;
+  readonly replays: number;
+  readonly maxReplays: number;
+}
+
+/** The operator's decision on a parked loop (extend | continue | abandon). */
+export interface FeedbackLoopDecided extends RunEventBase {
+  readonly type: 'FeedbackLoopDecided';
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly loopId: string;
+  readonly decision: FeedbackDecision;
+  readonly reason?: string;
+  readonly by: string;
+}
+
+/** One Clone Instance `{child}~{n}`: it receives its array element only. */
+export interface CloneInstance {
+  readonly id: string;
+  /** 1-based position in the Clone Array. */
+  readonly n: number;
+  readonly item: { readonly [key: string]: unknown };
+}
+
+/** On a clone emitter's success: the instances of the clone child, in Clone Array order. */
+export interface CloneInstancesMinted extends RunEventBase {
+  readonly type: 'CloneInstancesMinted';
+  /** The clone child (template) stage. */
+  readonly stageId: string;
+  readonly emitter: string;
+  readonly emitterAttempt: number;
+  readonly mode: 'parallel' | 'sequential';
+  readonly instances: readonly CloneInstance[];
+}
+
 export interface RunSucceeded extends RunEventBase {
   readonly type: 'RunSucceeded';
 }
@@ -234,6 +331,10 @@ export type RunEvent =
   | ManualRecoveryDecided
   | StageRetryRequested
   | StageSkipped
+  | FeedbackLoopReplayed
+  | FeedbackLoopParked
+  | FeedbackLoopDecided
+  | CloneInstancesMinted
   | RunSucceeded
   | RunFailed
   | RunCancelled;

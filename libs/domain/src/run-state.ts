@@ -8,6 +8,8 @@ import type {
   AttemptFailureKind,
   AttemptReason,
   Checkout,
+  FeedbackDecision,
+  FeedbackLoopContext,
   OperatorAnswer,
   OperatorQuestion,
   RepairCapsule,
@@ -43,6 +45,7 @@ export interface AttemptState {
   readonly upstream: { readonly [stageId: string]: StageEnvelope };
   readonly capsule?: RepairCapsule;
   readonly guidance?: string;
+  readonly loopContext?: FeedbackLoopContext;
   readonly phase: AttemptPhase;
   readonly baseline?: string;
   readonly envelope?: StageEnvelope;
@@ -53,6 +56,8 @@ export interface AttemptState {
   readonly failure: string | null;
   readonly failureKind?: AttemptFailureKind;
   readonly rejections: readonly string[];
+  /** `at` of each rejection, parallel to `rejections`: a redelivered rejection is recognised. */
+  readonly rejectedAt?: readonly string[];
   readonly reminders: number;
   readonly finishedAt?: string;
 }
@@ -80,6 +85,47 @@ export interface StageState {
   readonly manualRecoveries: readonly ManualRecovery[];
   readonly startedAt?: string;
   readonly finishedAt?: string;
+  /** Clone Instance: the clone child (template) stage it was minted from. */
+  readonly cloneOf?: string;
+  /** Clone Instance: 1-based position in the Clone Array. */
+  readonly cloneIndex?: number;
+  /** Clone Instance: its array element, which is its input. */
+  readonly cloneItem?: { readonly [key: string]: unknown };
+  /**
+   * Clone child template, once minted: its instance ids in array order. While set, the template
+   * never runs itself; its status is derived from its instances (see settleCloneTemplates).
+   */
+  readonly instances?: readonly string[];
+}
+
+export interface LoopDecisionRecord {
+  readonly attempt: number;
+  readonly decision: FeedbackDecision;
+  readonly reason?: string;
+  readonly by: string;
+  readonly at: string;
+}
+
+/** A feedback loop, keyed by its source stage. */
+export interface LoopState {
+  readonly loopId: string;
+  readonly source: string;
+  readonly target: string;
+  readonly maxReplays: number;
+  readonly onMaxReplays: 'require_continue' | 'wait_for_human';
+  /** Accepted send_backs so far. */
+  readonly replays: number;
+  /** Replays an operator added with `extend`. */
+  readonly extensions: number;
+  /** Source attempt whose send_back has been acted on (replayed, parked, or failed). */
+  readonly handledAttempt?: number;
+  /** Source attempt parked for an operator decision; cleared by the decision. */
+  readonly parkedAttempt?: number;
+  /** Source attempt whose send_back an operator turned into continue. */
+  readonly continuedAttempt?: number;
+  /** The replay in progress: route stages started while it is set get this context. */
+  readonly active?: FeedbackLoopContext;
+  readonly decisions: readonly LoopDecisionRecord[];
 }
 
 export interface RunState {
@@ -96,6 +142,8 @@ export interface RunState {
   readonly outcome?: 'succeeded' | 'failed' | 'stopped';
   readonly outcomeReason?: string;
   readonly stages: { readonly [stageId: string]: StageState };
+  /** Feedback loops by source stage id. */
+  readonly loops: { readonly [sourceId: string]: LoopState };
   /** Number of events folded. */
   readonly version: number;
 }
@@ -109,6 +157,7 @@ export const initialRunState = (): RunState => ({
   labels: {},
   requestedAt: '',
   stages: {},
+  loops: {},
   version: 0,
 });
 
@@ -143,7 +192,63 @@ function withAttempt(
 
 export function evolve(state: RunState, event: RunEvent): RunState {
   const next = evolveOnce(state, event);
-  return next === state ? state : { ...next, version: state.version + 1 };
+  return next === state ? state : { ...settleCloneTemplates(next), version: state.version + 1 };
+}
+
+const ACTIVE_STATUSES: ReadonlySet<StageStatus> = new Set(['pending', 'running', 'waiting']);
+
+/**
+ * A minted clone template's status follows its instances: `running` while any instance can still
+ * move (or waits on a manual decision), `succeeded` when all succeeded, otherwise `failed`.
+ * Deterministic in the instance states, so folding stays idempotent.
+ */
+export function settleCloneTemplates(state: RunState): RunState {
+  let stages = state.stages;
+  for (const definition of state.pipeline.stages) {
+    if (definition.clone?.role !== 'child') continue;
+    const template = stages[definition.id];
+    if (!template?.instances?.length) continue;
+    const instances = template.instances.map((id) => stages[id]).filter((s): s is StageState => Boolean(s));
+    const active = instances.some((s) => ACTIVE_STATUSES.has(s.status) || pendingManualRecovery(s));
+    const finishedAt = active ? undefined : instances.map((s) => s.finishedAt ?? '').sort().at(-1) || undefined;
+    const notSucceeded = instances.filter((s) => s.status !== 'succeeded').map((s) => `${s.id} ${s.status}`);
+    const status: StageStatus = active ? 'running' : notSucceeded.length ? 'failed' : 'succeeded';
+    const failure = status === 'failed' ? `clone instance ${notSucceeded.join(', ')}` : undefined;
+    if (template.status === status && template.failure === failure && template.finishedAt === finishedAt) continue;
+    stages = {
+      ...stages,
+      [definition.id]: {
+        ...template,
+        status,
+        failure,
+        failureKind: status === 'failed' ? 'clone_instance_failed' : undefined,
+        finishedAt,
+      },
+    };
+  }
+  return stages === state.stages ? state : { ...state, stages };
+}
+
+/** A stage going back to pending for a loop replay: attempts and decisions stay, outcome goes. */
+function resetForReplay(stage: StageState): StageState {
+  return {
+    ...stage,
+    status: 'pending',
+    envelope: undefined,
+    skipReason: undefined,
+    skipDetail: undefined,
+    failure: undefined,
+    failureKind: undefined,
+    finishedAt: undefined,
+    instances: undefined,
+  };
+}
+
+function withLoop(state: RunState, sourceId: string, update: (loop: LoopState) => LoopState): RunState {
+  const loop = state.loops[sourceId];
+  if (!loop) return state;
+  const next = update(loop);
+  return next === loop ? state : { ...state, loops: { ...state.loops, [sourceId]: next } };
 }
 
 function evolveOnce(state: RunState, event: RunEvent): RunState {
@@ -161,6 +266,27 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
         idempotencyKey: event.idempotencyKey,
         requestedAt: event.at,
         stages: Object.fromEntries(event.pipeline.stages.map((s) => [s.id, emptyStage(s.id)])),
+        loops: Object.fromEntries(
+          event.pipeline.stages.flatMap((s) =>
+            s.loop
+              ? [
+                  [
+                    s.id,
+                    {
+                      loopId: loopIdOf(s.id, s.loop.to),
+                      source: s.id,
+                      target: s.loop.to,
+                      maxReplays: s.loop.max_replays,
+                      onMaxReplays: s.loop.on_max_replays,
+                      replays: 0,
+                      extensions: 0,
+                      decisions: [],
+                    } satisfies LoopState,
+                  ],
+                ]
+              : [],
+          ),
+        ),
       };
     case 'StageAttemptStarted':
       return withStage(state, event.stageId, (stage) => {
@@ -174,6 +300,7 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
           upstream: event.upstream,
           capsule: event.capsule,
           guidance: event.guidance,
+          loopContext: event.loopContext,
           phase: 'running',
           disposition: 'not_run',
           checks: [],
@@ -219,9 +346,11 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
         return { ...stage, status: stage.status === 'waiting' ? 'running' : stage.status, exchanges, attempts };
       });
     case 'EnvelopeRejected':
-      return withAttempt(state, event.stageId, event.attempt, (a) => ({
-        attempt: { ...a, rejections: [...a.rejections, event.reason] },
-      }));
+      return withAttempt(state, event.stageId, event.attempt, (a) => {
+        const at = a.rejectedAt ?? [];
+        if (a.rejections.some((r, i) => r === event.reason && at[i] === event.at)) return { attempt: a };
+        return { attempt: { ...a, rejections: [...a.rejections, event.reason], rejectedAt: [...at, event.at] } };
+      });
     case 'ReminderSent':
       return withAttempt(state, event.stageId, event.attempt, (a) => ({
         attempt: { ...a, reminders: Math.max(a.reminders, event.reminder) },
@@ -270,13 +399,18 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
               },
             },
       );
-    case 'StageSucceeded':
-      return withStage(state, event.stageId, (stage) => ({
+    case 'StageSucceeded': {
+      const next = withStage(state, event.stageId, (stage) => ({
         ...stage,
         status: 'succeeded',
         envelope: event.envelope,
         finishedAt: event.at,
       }));
+      // A loop source that did not send back ends the replay in progress.
+      return event.envelope.feedback_loop?.action === 'send_back'
+        ? next
+        : withLoop(next, event.stageId, (loop) => (loop.active ? { ...loop, active: undefined } : loop));
+    }
     case 'StageFailed':
       return withStage(state, event.stageId, (stage) => ({
         ...stage,
@@ -324,6 +458,97 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
           ? stage
           : { ...stage, status: 'skipped', skipReason: event.reason, skipDetail: event.detail, finishedAt: event.at },
       );
+    case 'FeedbackLoopReplayed': {
+      const loop = state.loops[event.stageId];
+      if (!loop || event.replay <= loop.replays) return state;
+      const route = new Set(event.route);
+      const stages = Object.fromEntries(
+        Object.entries(state.stages).map(([id, s]) => [id, route.has(id) ? resetForReplay(s) : s]),
+      );
+      const definition = state.pipeline.stages.find((s) => s.id === event.stageId);
+      const active: FeedbackLoopContext = {
+        loop_id: event.loopId,
+        replay_id: `${event.loopId}#${event.replay}`,
+        replay: event.replay,
+        source: event.stageId,
+        target: event.target,
+        send_back: event.sendBack,
+        remaining_replays: event.remainingReplays,
+        route: event.route,
+        ...(definition?.loop?.replay_session ? { replay_session: definition.loop.replay_session } : {}),
+      };
+      return {
+        ...state,
+        stages,
+        loops: {
+          ...state.loops,
+          [event.stageId]: { ...loop, replays: event.replay, handledAttempt: event.attempt, parkedAttempt: undefined, active },
+        },
+      };
+    }
+    case 'FeedbackLoopParked': {
+      const loop = state.loops[event.stageId];
+      if (!loop || loop.parkedAttempt === event.attempt || loop.handledAttempt === event.attempt) return state;
+      const next = withLoop(state, event.stageId, (l) => ({ ...l, handledAttempt: event.attempt, parkedAttempt: event.attempt }));
+      return withStage(next, event.stageId, (stage) => ({ ...stage, status: 'waiting', finishedAt: undefined }));
+    }
+    case 'FeedbackLoopDecided': {
+      const loop = state.loops[event.stageId];
+      if (!loop || loop.parkedAttempt !== event.attempt) return state;
+      const record: LoopDecisionRecord = {
+        attempt: event.attempt,
+        decision: event.decision,
+        by: event.by,
+        at: event.at,
+        ...(event.reason ? { reason: event.reason } : {}),
+      };
+      const decided = { ...loop, parkedAttempt: undefined, decisions: [...loop.decisions, record] };
+      const loops = (l: LoopState) => ({ ...state.loops, [event.stageId]: l });
+      const decision: FeedbackDecision = event.decision;
+      switch (decision) {
+        case 'extend':
+          // One more replay is allowed and the deferred send_back becomes due again.
+          return withStage({ ...state, loops: loops({ ...decided, extensions: loop.extensions + 1, handledAttempt: undefined }) }, event.stageId, (stage) => ({
+            ...stage,
+            status: 'succeeded',
+            finishedAt: event.at,
+          }));
+        case 'continue':
+          return withStage({ ...state, loops: loops({ ...decided, continuedAttempt: event.attempt, active: undefined }) }, event.stageId, (stage) => ({
+            ...stage,
+            status: 'succeeded',
+            finishedAt: event.at,
+          }));
+        case 'abandon':
+          return withStage({ ...state, loops: loops({ ...decided, active: undefined }) }, event.stageId, (stage) => ({
+            ...stage,
+            status: 'failed',
+            failureKind: 'feedback_loop_abandoned',
+            failure: `feedback loop abandoned by ${event.by}${event.reason ? `: ${event.reason}` : ''}`,
+            finishedAt: event.at,
+          }));
+        default: {
+          const unreachable: never = decision;
+          throw new Error(`unknown feedback decision ${String(unreachable)}`);
+        }
+      }
+    }
+    case 'CloneInstancesMinted': {
+      const template = state.stages[event.stageId];
+      if (!template || template.instances?.length || template.status !== 'pending') return state;
+      const stages: Record<string, StageState> = { ...state.stages };
+      for (const instance of event.instances) {
+        const previous = stages[instance.id];
+        stages[instance.id] = {
+          ...(previous ? resetForReplay(previous) : emptyStage(instance.id)),
+          cloneOf: event.stageId,
+          cloneIndex: instance.n,
+          cloneItem: instance.item,
+        };
+      }
+      stages[event.stageId] = { ...template, status: 'running', startedAt: template.startedAt ?? event.at, instances: event.instances.map((i) => i.id) };
+      return { ...state, stages };
+    }
     case 'RunSucceeded':
       return state.outcome ? state : { ...state, outcome: 'succeeded', finishedAt: event.at };
     case 'RunFailed':
@@ -341,8 +566,54 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
 
 export const foldRun = (events: readonly RunEvent[]): RunState => events.reduce(evolve, initialRunState());
 
+export const loopIdOf = (sourceId: string, targetId: string) => `${sourceId}->${targetId}`;
+
+/**
+ * The definition a stage runs by. A Clone Instance runs by its clone child's definition under
+ * its own id (so recovery, retry and attempts address the instance, never the template).
+ */
 export function stageDefinition(state: RunState, stageId: string): StageDefinition | undefined {
-  return state.pipeline.stages.find((s) => s.id === stageId);
+  const own = state.pipeline.stages.find((s) => s.id === stageId);
+  if (own) return own;
+  const templateId = state.stages[stageId]?.cloneOf;
+  const template = templateId ? state.pipeline.stages.find((s) => s.id === templateId) : undefined;
+  return template ? { ...template, id: stageId, entry: false } : undefined;
+}
+
+/** Replays the loop of `sourceId` may still take before on_max_replays applies. */
+export function loopReplaysRemaining(state: RunState, sourceId: string): number {
+  const loop = state.loops[sourceId];
+  return loop ? Math.max(0, loop.maxReplays + loop.extensions - loop.replays) : 0;
+}
+
+/**
+ * Whether the envelope validator may accept a `send_back` from `stageId` now. False for a stage
+ * with no loop, and for a `require_continue` loop that has used its max_replays (the emit must be
+ * rejected: the source has to emit `continue`). A `wait_for_human` loop always accepts it: past
+ * the limit the send_back parks the run for an operator decision instead.
+ */
+export function loopAllowsSendBack(state: RunState, stageId: string): boolean {
+  const loop = state.loops[stageId];
+  if (!loop) return false;
+  return loop.onMaxReplays === 'wait_for_human' || loopReplaysRemaining(state, stageId) > 0;
+}
+
+/**
+ * A succeeded loop source holds its successors while its send_back is not resolved as continue
+ * (replayed, parked, or about to be acted on by the scheduler).
+ */
+export function loopHoldsSuccessors(state: RunState, stageId: string): boolean {
+  const stage = state.stages[stageId];
+  const loop = state.loops[stageId];
+  if (!stage || !loop || stage.status !== 'succeeded') return false;
+  if (stage.envelope?.feedback_loop?.action !== 'send_back') return false;
+  return loop.continuedAttempt !== latestAttempt(stage)?.n;
+}
+
+/** The loop whose feedback is pending a human decision on `stageId`, if any. */
+export function pendingFeedbackDecision(state: RunState, stageId: string): LoopState | undefined {
+  const loop = state.loops[stageId];
+  return loop?.parkedAttempt !== undefined ? loop : undefined;
 }
 
 export function latestAttempt(stage: StageState): AttemptState | undefined {

@@ -45,6 +45,11 @@ export type MessageHandler = (message: StoredMessage) => Promise<void>;
 export interface SubscribeOptions {
   /** Delay before a message whose handler threw is delivered again. Default 1000 ms. */
   readonly retryDelayMs?: number;
+  /**
+   * A delivery whose handler has not settled within this time is delivered again (the subscriber
+   * died). A live handler keeps its delivery for as long as it runs. Default 30 000 ms.
+   */
+  readonly ackWaitMs?: number;
 }
 
 export interface Subscription {
@@ -145,6 +150,18 @@ export interface BlobStore {
   /** The bytes of a digest, or undefined if none is stored. */
   get(digest: string): Promise<Uint8Array | undefined>;
   has(digest: string): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** One opened log: what `connectJetStream` and `openEmbedded` return. */
+export interface EventLogInstance {
+  readonly log: EventLog;
+  readonly queues: WorkQueues;
+  readonly blobs: BlobStore;
+  /**
+   * Stops every subscription and consumer without waiting for handlers in flight (their messages
+   * are redelivered after their ack wait) and releases the connection or file.
+   */
   close(): Promise<void>;
 }
 

@@ -11,6 +11,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { errorCode } from '../errors';
 import { parseRelativePath } from '../paths';
 import { fileKind, type FileKind } from './file-kind';
 
@@ -30,10 +31,6 @@ interface Identity {
 }
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-
-function errorCode(error: unknown): string | undefined {
-  return error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-}
 
 async function lstatOrMissing(path: string): Promise<Stats | undefined> {
   try {

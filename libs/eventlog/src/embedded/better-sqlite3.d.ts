@@ -1,7 +1,7 @@
 // The part of better-sqlite3's API this library uses (the package ships no types and
 // @types/better-sqlite3 is not a dependency of the repository).
 declare module 'better-sqlite3' {
-  namespace BetterSqlite3 {
+  namespace Database {
     type Param = string | number | bigint | null | Buffer;
     interface RunResult {
       readonly changes: number;
@@ -26,6 +26,6 @@ declare module 'better-sqlite3' {
       close(): Database;
     }
   }
-  const Database: new (filename: string, options?: { timeout?: number }) => BetterSqlite3.Database;
+  const Database: new (filename: string, options?: { timeout?: number }) => Database.Database;
   export = Database;
 }

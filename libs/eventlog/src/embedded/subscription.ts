@@ -92,7 +92,7 @@ export class EmbeddedSubscriptions {
     const row = this.get.get(durable) as DurableRow;
     const now = Date.now();
     if (row.lease_until > now || row.visible_at > now) return undefined;
-    const [message] = row.pending_seq > 0 ? this.log.readNow(`${filter}`, row.pending_seq - 1, 1) : this.log.readNow(filter, row.acked_seq, 1);
+    const [message] = row.pending_seq > 0 ? this.log.readNow(filter, row.pending_seq - 1, 1) : this.log.readNow(filter, row.acked_seq, 1);
     if (!message) {
       const last = this.log.lastSequenceNow();
       this.skipTo.run(last, durable, last);

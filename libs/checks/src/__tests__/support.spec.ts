@@ -1,0 +1,47 @@
+/** Test support (not a test file): an in-memory BlobStore, temp dirs, and a base after-check context. */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BlobStore } from '../../../eventlog/src/types';
+import { blobDigest } from '../snapshot/digest';
+import type { AfterCheckContext } from '../types';
+
+export class MemoryBlobStore implements BlobStore {
+  readonly blobs = new Map<string, Uint8Array>();
+  puts = 0;
+
+  async put(bytes: Uint8Array): Promise<string> {
+    this.puts++;
+    const digest = blobDigest(bytes);
+    if (!this.blobs.has(digest)) this.blobs.set(digest, Uint8Array.from(bytes));
+    return digest;
+  }
+
+  async get(digest: string): Promise<Uint8Array | undefined> {
+    return this.blobs.get(digest);
+  }
+
+  async has(digest: string): Promise<boolean> {
+    return this.blobs.has(digest);
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** A fresh temp dir, removed after the current test file. */
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `sf-checks-${prefix}-`));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function baseContext(overrides: Partial<AfterCheckContext> = {}): AfterCheckContext {
+  return {
+    checkoutDir: tmpdir(),
+    artifactsDir: tmpdir(),
+    envelope: { status: 'success', summary: 'done', artifacts: [] },
+    outputSchema: { type: 'object' },
+    operatorExchanges: [],
+    ...overrides,
+  };
+}

@@ -1,0 +1,83 @@
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions } from '@nats-io/jetstream';
+import { assertAppendable, assertFilter, assertSubject, type Subjects } from '../subjects';
+import {
+  WrongExpectedSequenceError,
+  type AppendOptions,
+  type AppendResult,
+  type EventLog,
+  type MessageHandler,
+  type StoredMessage,
+  type SubjectRead,
+  type SubscribeOptions,
+  type Subscription,
+} from '../types';
+import { natsCall, toEventLogError } from './errors';
+import { encode } from './messages';
+import { readRange } from './read';
+import { JetStreamSubscriptions } from './subscription';
+
+/**
+ * The event log on the events stream. An append with `msgId` sets `Nats-Msg-Id` (the stream
+ * rejects a repeat within its duplicate window and acks it as a duplicate of the first); with
+ * `expectedLastSubjectSequence` it sets `Nats-Expected-Last-Subject-Sequence` (the stream stores
+ * it only when the subject's last sequence matches). The server checks the msg id first.
+ */
+export class JetStreamEventLog implements EventLog {
+  private readonly subscriptions: JetStreamSubscriptions;
+
+  constructor(
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly stream: string,
+    private readonly subjects: Subjects,
+  ) {
+    this.subscriptions = new JetStreamSubscriptions(js, jsm, stream);
+  }
+
+  async append(subject: string, data: unknown, options: AppendOptions = {}): Promise<AppendResult> {
+    assertAppendable(this.subjects, subject);
+    const publish: Partial<JetStreamPublishOptions> = {};
+    if (options.msgId !== undefined) publish.msgID = options.msgId;
+    if (options.expectedLastSubjectSequence !== undefined) publish.expect = { lastSubjectSequence: options.expectedLastSubjectSequence };
+    try {
+      const ack = await this.js.publish(subject, encode(data), publish);
+      return { seq: ack.seq, duplicate: ack.duplicate };
+    } catch (err) {
+      if (err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamWrongLastSequence) {
+        const actual = await this.lastSubjectSequence(subject);
+        throw new WrongExpectedSequenceError(subject, options.expectedLastSubjectSequence ?? 0, actual);
+      }
+      throw toEventLogError(err, `append to ${subject}`);
+    }
+  }
+
+  private async lastSubjectSequence(subject: string): Promise<number> {
+    const last = await natsCall(`last sequence of ${subject}`, () => this.jsm.streams.getMessage(this.stream, { last_by_subj: subject }));
+    return last?.seq ?? 0;
+  }
+
+  async readSubject<T = unknown>(subject: string, afterSeq = 0): Promise<SubjectRead<T>> {
+    assertSubject(subject);
+    const [messages, last] = await Promise.all([this.read<T>(subject, afterSeq), this.lastSubjectSequence(subject)]);
+    return { messages, lastSubjectSequence: Math.max(last, messages.at(-1)?.seq ?? 0) };
+  }
+
+  async read<T = unknown>(filter: string, afterSeq = 0, limit = Infinity): Promise<readonly StoredMessage<T>[]> {
+    assertFilter(filter);
+    return natsCall(`read ${filter}`, () => readRange<T>(this.js, this.jsm, this.stream, filter, afterSeq, limit));
+  }
+
+  async lastSequence(): Promise<number> {
+    const info = await natsCall('stream info', () => this.jsm.streams.info(this.stream));
+    return info.state.last_seq;
+  }
+
+  async subscribe(durable: string, filter: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Subscription> {
+    return this.subscriptions.subscribe(durable, filter, handler, options);
+  }
+
+  /** Stops every subscription without waiting for handlers in flight (their messages are redelivered). */
+  async close(): Promise<void> {
+    this.subscriptions.abandon();
+  }
+}

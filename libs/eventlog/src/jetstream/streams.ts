@@ -1,0 +1,37 @@
+import { JetStreamApiError, RetentionPolicy, StorageType, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { nanos } from './messages';
+import type { Subjects } from '../subjects';
+
+export interface StreamNames {
+  readonly events: string;
+  readonly work: string;
+  readonly blobs: string;
+}
+
+export function streamNames(namespace: string): StreamNames {
+  const upper = namespace.toUpperCase();
+  return { events: `${upper}_EVENTS`, work: `${upper}_WORK`, blobs: `${namespace}_blobs` };
+}
+
+/** JetStream API error: stream name already in use with a different configuration. */
+const STREAM_NAME_IN_USE = 10058;
+
+/**
+ * Creates the namespace's streams, or updates them to this configuration: the events stream keeps
+ * every message (limits retention without limits, file storage); the work stream removes a job
+ * once it is acknowledged (workqueue retention). Both dedupe msg ids over `duplicateWindowMs`.
+ */
+export async function ensureStreams(jsm: JetStreamManager, names: StreamNames, subjects: Subjects, duplicateWindowMs: number): Promise<void> {
+  const common = { storage: StorageType.File, duplicate_window: nanos(duplicateWindowMs), num_replicas: 1 };
+  await ensureStream(jsm, { ...common, name: names.events, subjects: [...subjects.appendable], retention: RetentionPolicy.Limits });
+  await ensureStream(jsm, { ...common, name: names.work, subjects: [subjects.work('>')], retention: RetentionPolicy.Workqueue });
+}
+
+async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {
+  try {
+    await jsm.streams.add(config);
+  } catch (err) {
+    if (!(err instanceof JetStreamApiError && err.code === STREAM_NAME_IN_USE)) throw err;
+    await jsm.streams.update(config.name, config);
+  }
+}

@@ -1,0 +1,6 @@
+/** Lets the health endpoint see whether the service's transport is consuming. */
+export const TRANSPORT_STATE = Symbol('stageflow.transport-state');
+
+export interface TransportState {
+  ready(): boolean;
+}

@@ -1,0 +1,40 @@
+/** Process configuration from the environment. Nothing else reads process.env for these. */
+import * as path from 'node:path';
+
+export interface StageflowConfig {
+  /** `embedded`: everything in this process on files under `home`; `cluster`: NATS + Postgres. */
+  readonly mode: 'embedded' | 'cluster';
+  readonly home: string;
+  readonly natsUrl?: string;
+  readonly natsToken?: string;
+  readonly natsUser?: string;
+  readonly natsPassword?: string;
+  readonly databaseUrl?: string;
+  /** Subject and stream namespace; isolates deployments (and tests) on one NATS server. */
+  readonly namespace: string;
+  /** Scratch space of this process (checkouts, materialized snapshots). */
+  readonly workDir: string;
+  /** Bearer tokens the API accepts. */
+  readonly apiTokens: readonly string[];
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfig {
+  const home = path.resolve(env.STAGEFLOW_HOME || '.stageflow');
+  const natsUrl = env.NATS_URL || undefined;
+  const databaseUrl = env.DATABASE_URL || undefined;
+  return {
+    mode: natsUrl ? 'cluster' : 'embedded',
+    home,
+    natsUrl,
+    natsToken: env.NATS_TOKEN || undefined,
+    natsUser: env.NATS_USER || undefined,
+    natsPassword: env.NATS_PASSWORD || undefined,
+    databaseUrl,
+    namespace: env.SF_NAMESPACE || 'sf',
+    workDir: path.resolve(env.SF_WORK_DIR || path.join(home, 'work')),
+    apiTokens: (env.SF_API_TOKENS || '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean),
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * Loading a run's state from the log and appending decisions to it.
+ *
+ * Guarantees:
+ * - One message on `sf.evt.run.<runId>` carries one whole decision (`{ events: [...] }`), so a
+ *   decision is appended atomically or not at all.
+ * - Every append names the subject's last sequence it decided on
+ *   (`Nats-Expected-Last-Subject-Sequence`); a concurrent decision makes it fail, and `execute`
+ *   reloads and decides again, so the loser of a race finds the work done.
+ * - The message id is derived from the subject, that sequence and the decision's content, so
+ *   retrying an append whose outcome is unknown (timeout) can never store it twice, and a
+ *   different decision on the same sequence is never mistaken for it.
+ * - Events that change nothing in the state are not appended.
+ */
+import { createHash } from 'node:crypto';
+import { evolve, foldRun, initialRunState, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
+import { WrongExpectedSequenceError, type EventLog, type StoredMessage } from '@stageflow/eventlog';
+
+export interface RunEventBatch {
+  readonly events: readonly RunEvent[];
+}
+
+export interface LoadedRun {
+  readonly state: RunState;
+  readonly events: readonly RunEvent[];
+  readonly lastSubjectSequence: number;
+}
+
+export function eventsOf(message: StoredMessage): RunEvent[] {
+  const data = message.data as Partial<RunEventBatch>;
+  return Array.isArray(data?.events) ? data.events.map(upcast) : [];
+}
+
+export class RunStore {
+  constructor(
+    readonly log: EventLog,
+    readonly namespace = 'sf',
+    /** Called with every event before it is appended (tests validate against proto/ here). */
+    private readonly beforeAppend?: (event: RunEvent) => void,
+  ) {}
+
+  subject(runId: string): string {
+    return subjects(this.namespace).run(runId);
+  }
+
+  async load(runId: string): Promise<LoadedRun> {
+    const read = await this.log.readSubject(this.subject(runId));
+    const events = read.messages.flatMap(eventsOf);
+    return { state: foldRun(events), events, lastSubjectSequence: read.lastSubjectSequence };
+  }
+
+  /**
+   * Decides on the current state and appends the result as one message. Returns the events
+   * appended (empty when the decision was a no-op). Refusals thrown by `decide` propagate.
+   */
+  async execute(runId: string, decide: (state: RunState, loaded: LoadedRun) => readonly RunEvent[], maxConflicts = 20): Promise<{ events: readonly RunEvent[]; state: RunState }> {
+    for (let conflict = 0; ; conflict++) {
+      const loaded = await this.load(runId);
+      const decided = decide(loaded.state, loaded);
+      let state = loaded.state;
+      const effective: RunEvent[] = [];
+      for (const event of decided) {
+        const next = evolve(state, event);
+        if (next !== state) effective.push(event);
+        state = next;
+      }
+      if (effective.length === 0) return { events: [], state };
+      effective.forEach((e) => this.beforeAppend?.(e));
+      const subject = this.subject(runId);
+      const batch: RunEventBatch = { events: effective };
+      const digest = createHash('sha256').update(JSON.stringify(batch)).digest('hex').slice(0, 16);
+      try {
+        await this.log.append(subject, batch, {
+          expectedLastSubjectSequence: loaded.lastSubjectSequence,
+          msgId: `${subject}@${loaded.lastSubjectSequence}:${digest}`,
+        });
+        return { events: effective, state };
+      } catch (err) {
+        if (err instanceof WrongExpectedSequenceError && conflict < maxConflicts) continue;
+        throw err;
+      }
+    }
+  }
+}
+
+export { initialRunState };

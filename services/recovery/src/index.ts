@@ -1,0 +1,2 @@
+export * from './recovery.module';
+export * from './recovery.controller';

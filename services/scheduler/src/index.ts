@@ -1,0 +1,3 @@
+export * from './scheduler.module';
+export * from './scheduler.controller';
+export * from './jobs';
