@@ -35,8 +35,11 @@ export function loadSchemas(dir: string = SCHEMAS_DIR): ReadonlyMap<string, Sche
  * Strict Ajv with every schema registered (not yet compiled). Union `type` arrays are allowed
  * (`string | null` maps to `["string","null"]`); format assertions are off (none are emitted).
  */
-export function createAjv(schemas: ReadonlyMap<string, SchemaDocument> = loadSchemas()): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: false });
+export function createAjv(
+  schemas: ReadonlyMap<string, SchemaDocument> = loadSchemas(),
+  options: { readonly allErrors?: boolean } = {},
+): Ajv2020 {
+  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: options.allErrors ?? false });
   for (const doc of schemas.values()) ajv.addSchema(doc);
   return ajv;
 }

@@ -1,4 +1,4 @@
-import type { CloneRole } from '../../domain/src/pipeline';
+import type { CloneRole } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { isPlainObject, isPositiveInteger } from './guards';
 import type { SitedEdge, SitedLoop } from './routes';
@@ -95,7 +95,7 @@ export function checkCloneChains(nodes: readonly CloneNode[], parents: ReadonlyM
     }
     if (shape.namedRefArrays.length === 0) {
       const lookalike = edges.some((edge) => takesNamedRef(edge.to) && (byId.get(edge.to)?.edges.length ?? 0) > 0);
-      if (lookalike || (hasPolicy && shape.otherArrayFields.length > 0)) {
+      if (shape.otherArrayFields.length > 0 && (lookalike || hasPolicy)) {
         fail(emitter, 'Clone Chain emitter Clone Array items must be a named $ref (#/schemas/<name>), not an inline schema');
       }
       continue;
@@ -115,8 +115,11 @@ export function checkCloneChains(nodes: readonly CloneNode[], parents: ReadonlyM
   }
   for (const chain of chains) {
     roles.set(chain.emitter, { role: 'emitter', child: chain.child, join: chain.join, cap: chain.cap, mode: chain.mode, array_field: chain.arrayField });
+  }
+  for (const chain of chains) {
     roles.set(chain.child, { role: 'child', emitter: chain.emitter, join: chain.join });
-    roles.set(chain.join, { role: 'join', emitter: chain.emitter, child: chain.child });
+    // A Join that also emits the next chain keeps its emitter role; that chain's emitter names it as join.
+    if (!roles.has(chain.join)) roles.set(chain.join, { role: 'join', emitter: chain.emitter, child: chain.child });
   }
   checkChainLoops(nodes, chains, fail);
   return roles;
@@ -163,12 +166,17 @@ function checkOneChain(
 }
 
 function checkSharedRoles(chains: readonly CloneChain[], byId: ReadonlyMap<string, CloneNode>, fail: (node: CloneNode, message: string) => void): void {
-  const seen = new Map<string, string>();
-  for (const chain of chains) {
-    for (const [id, role] of [[chain.emitter, 'emitter'], [chain.child, 'clone child'], [chain.join, 'Join']] as const) {
-      const node = byId.get(id);
-      if (seen.has(id) && node !== undefined) fail(node, `Clone Chain ${role} is shared with another Clone Chain`);
-      seen.set(id, role);
+  const roles = [
+    ['emitter', (chain: CloneChain) => chain.emitter],
+    ['clone child', (chain: CloneChain) => chain.child],
+    ['Join', (chain: CloneChain) => chain.join],
+  ] as const;
+  for (const [role, pick] of roles) {
+    const seen = new Set<string>();
+    for (const chain of chains) {
+      const node = byId.get(pick(chain));
+      if (node !== undefined && seen.has(node.id)) fail(node, `Clone Chain ${role} is shared with another Clone Chain`);
+      seen.add(pick(chain));
     }
   }
 }

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { PipelineDefinition } from '../../domain/src/pipeline';
+import type { PipelineDefinition } from '@stageflow/domain';
 import { IssueSink, type CatalogIssue, type Site } from './issues';
 import { settle } from './loadResult';
 import { findManifestModel, findProjectRoot, stageFileReader } from './projectFiles';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { GateKind, IoSchema, VerifyItem } from '../../domain/src/pipeline';
+import type { GateKind, IoSchema, VerifyItem } from '@stageflow/domain';
 import { IssueSink, at, type CatalogIssue, type Site } from './issues';
 import { ioSchemaProblems } from './ioSchemaShape';
 import { settle } from './loadResult';

@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import type { PipelineDefinition } from '../../domain/src/pipeline';
+import type { PipelineDefinition } from '@stageflow/domain';
 import { compileIoSchema } from './compileIoSchema';
 import { IssueSink, at, type CatalogIssue, type Site } from './issues';
 import { isNonEmptyString, isPlainObject, type PlainObject } from './guards';

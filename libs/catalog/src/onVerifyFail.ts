@@ -1,4 +1,4 @@
-import type { OnVerifyFail, VerifyItem } from '../../domain/src/pipeline';
+import type { OnVerifyFail, VerifyItem } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { isPlainObject, isPositiveInteger } from './guards';
 

@@ -1,4 +1,4 @@
-import { PREDICATE_OPS, type PredicateOp, type RoutePredicate } from '../../domain/src/pipeline';
+import { PREDICATE_OPS, type PredicateOp, type RoutePredicate } from '@stageflow/domain';
 import { hasOwn, isPlainObject, type PlainObject } from './guards';
 import { resolveFieldPath } from './schemaFieldPath';
 

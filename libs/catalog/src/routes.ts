@@ -1,4 +1,4 @@
-import type { EdgeOutcome, LoopRoute, RouteEdge } from '../../domain/src/pipeline';
+import type { EdgeOutcome, LoopRoute, RouteEdge } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { hasOwn, isNonEmptyString, isPlainObject, isPositiveInteger } from './guards';
 import { parsePredicate } from './routeIf';

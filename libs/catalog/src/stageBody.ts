@@ -1,4 +1,4 @@
-import { GATE_KINDS, type GateKind, type VerifyItem } from '../../domain/src/pipeline';
+import { GATE_KINDS, type GateKind, type VerifyItem } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { hasOwn, isNonEmptyString, isPlainObject, isPositiveInteger } from './guards';
 import { parseVerify, stageLabel } from './verifyItems';

@@ -1,4 +1,4 @@
-import type { CloneRole, PipelineDefinition, StageDefinition } from '../../domain/src/pipeline';
+import type { CloneRole, PipelineDefinition, StageDefinition } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { isNonEmptyString, isPlainObject, type PlainObject } from './guards';
 import { checkCloneChains, isCloneEdge } from './cloneChain';

@@ -1,4 +1,4 @@
-import { GATE_KINDS, type CheckPhase, type GateKind, type VerifyItem } from '../../domain/src/pipeline';
+import { GATE_KINDS, type CheckPhase, type GateKind, type VerifyItem } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
 import { hasOwn, isNonEmptyString, isPlainObject, isPositiveInteger, isStringArray, type PlainObject } from './guards';
 
@@ -129,8 +129,7 @@ function parseTypedFields(
       if (typeof entry.path === 'string' && (entry.path.startsWith('/') || entry.path.split(/[\\/]/).includes('..'))) {
         return fail('path', 'path must be relative to the attempt artifact directory and must not contain ..');
       }
-      if (when.includes('after') && entry.path === undefined) return fail('path', 'an after-phase artifact check requires path');
-      if (when.includes('emit') && entry.path === undefined && entry.basename === undefined) return fail('basename', 'an emit-phase artifact check requires basename or path');
+      if (entry.path === undefined && entry.basename === undefined) return fail('path', 'type artifact requires path (or basename)');
       for (const key of ['nonempty', 'runner_evidence']) {
         if (entry[key] !== undefined && typeof entry[key] !== 'boolean') return fail(key, `${key} must be a boolean`);
       }

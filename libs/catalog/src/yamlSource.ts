@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { isNode, LineCounter, parseDocument, type Document } from 'yaml';
+import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import type { Locator, NodePath } from './issues';
 
 /** Files larger than this are refused before parsing. */
@@ -72,8 +72,18 @@ export function readYamlFile(file: string): YamlReadSuccess | YamlReadFailure {
   return parseYamlText(text);
 }
 
+/** Points at a mapping key when the path ends on one, else at the deepest node that exists. */
 function locatorFor(doc: Document, lineCounter: LineCounter): Locator {
   return (path: NodePath) => {
+    const last = path[path.length - 1];
+    const parent = path.length === 0 ? undefined : path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
+    if (typeof last === 'string' && isMap(parent)) {
+      const pair = parent.items.find((item) => isScalar(item.key) && item.key.value === last);
+      if (pair !== undefined && isNode(pair.key) && pair.key.range) {
+        const pos = lineCounter.linePos(pair.key.range[0]);
+        return { line: pos.line, column: pos.col };
+      }
+    }
     for (let length = path.length; length >= 0; length--) {
       const node = length === 0 ? doc.contents : doc.getIn(path.slice(0, length), true);
       if (isNode(node) && node.range) {

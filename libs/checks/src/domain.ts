@@ -1,7 +1,4 @@
-/**
- * The domain types this library consumes. The single place that names their location: once
- * `@stageflow/domain` has an index, this file becomes one `export type … from '@stageflow/domain'`.
- */
+/** The domain types this library consumes, from their one source. */
 export type {
   ArtifactCheck,
   CheckoutChangesCheck,
@@ -12,5 +9,6 @@ export type {
   IoSchema,
   PayloadSchemaCheck,
   VerifyItem,
-} from '../../domain/src/pipeline';
-export type { CheckResult, CheckStatus } from '../../domain/src/verification';
+  CheckResult,
+  CheckStatus,
+} from '@stageflow/domain';

@@ -13,3 +13,4 @@ export * from './request';
 export * from './summary';
 export * from './upcast';
 export * from './run-request';
+export * from './wiring';

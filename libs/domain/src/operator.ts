@@ -4,16 +4,29 @@
  * is refused, never applied twice.
  */
 import { CommandRefused, InvalidCommand } from './errors';
-import { EVENT_VERSION, type OperatorAnswer, type RunEvent } from './events';
+import { EVENT_VERSION, type FeedbackDecision, type OperatorAnswer, type RunEvent } from './events';
 import { nextAttemptStarted, repairCapsule } from './recovery';
-import { latestAttempt, pendingManualRecovery, stageDefinition, type RunState, type StageState } from './run-state';
+import { latestAttempt, pendingFeedbackDecision, pendingManualRecovery, stageDefinition, type RunState, type StageState } from './run-state';
 
 export type OperatorCommand =
   | { readonly type: 'RecoverWithGuidance'; readonly stageId: string; readonly guidance: string; readonly by: string; readonly now: string }
   | { readonly type: 'StopManualRecovery'; readonly stageId: string; readonly by: string; readonly now: string }
   | { readonly type: 'RetryStage'; readonly stageId: string; readonly by: string; readonly now: string }
   | { readonly type: 'CancelRun'; readonly by: string; readonly reason?: string; readonly now: string }
-  | { readonly type: 'AnswerOperator'; readonly stageId: string; readonly answer: OperatorAnswer; readonly by: string; readonly now: string };
+  | { readonly type: 'AnswerOperator'; readonly stageId: string; readonly answer: OperatorAnswer; readonly by: string; readonly now: string }
+  | {
+      readonly type: 'DecideFeedbackLoop';
+      /** The loop source stage. */
+      readonly stageId: string;
+      readonly decision: FeedbackDecision;
+      /** Optional: when given it must name the parked loop. */
+      readonly loopId?: string;
+      readonly reason?: string;
+      readonly by: string;
+      readonly now: string;
+    };
+
+export const FEEDBACK_DECISIONS: readonly FeedbackDecision[] = ['extend', 'continue', 'abandon'];
 
 function requireStage(state: RunState, stageId: string): StageState {
   if (!state.exists) throw new CommandRefused('run.not_found', `run ${state.runId} does not exist`);
@@ -55,6 +68,9 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
       const stage = requireStage(state, command.stageId);
       const definition = stageDefinition(state, stage.id)!;
       if (state.outcome === 'stopped') throw new CommandRefused('run.stopped', `run ${state.runId} was stopped`);
+      if (stage.status === 'failed' && stage.instances?.length) {
+        throw new CommandRefused('retry.clone_template', `stage ${stage.id} runs as clone instances; retry the failed instance instead`);
+      }
       if (stage.status !== 'failed') {
         throw new CommandRefused('retry.not_failed', `stage ${stage.id} is ${stage.status}; only a failed stage can be retried`);
       }
@@ -83,6 +99,44 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
       if (!open) throw new CommandRefused('answer.no_question', `stage ${stage.id} has no open operator question`);
       validateAnswer(open.question.kind, open.question.questions, command.answer);
       return [{ ...base, type: 'OperatorAnswered', stageId: stage.id, attempt: open.attempt, exchangeId: open.exchangeId, answer: command.answer, by: command.by }];
+    }
+    case 'DecideFeedbackLoop': {
+      const stage = requireStage(state, command.stageId);
+      if (state.outcome) throw new CommandRefused('run.finished', `run ${state.runId} already ${state.outcome}`);
+      if (!FEEDBACK_DECISIONS.includes(command.decision)) {
+        throw new InvalidCommand('feedback.decision_invalid', `decision must be one of ${FEEDBACK_DECISIONS.join(', ')}`);
+      }
+      if (!state.loops[stage.id]) throw new CommandRefused('feedback.no_loop', `stage ${stage.id} is not a feedback loop source`);
+      const loop = pendingFeedbackDecision(state, stage.id);
+      if (!loop || loop.parkedAttempt === undefined) {
+        throw new CommandRefused('feedback.not_waiting', `stage ${stage.id} is not waiting for a feedback-loop decision`);
+      }
+      if (command.loopId !== undefined && command.loopId !== loop.loopId) {
+        throw new CommandRefused('feedback.loop_mismatch', `stage ${stage.id} is parked on loop ${loop.loopId}, not ${command.loopId}`);
+      }
+      const reason = command.reason?.trim();
+      const decided: RunEvent = {
+        ...base,
+        type: 'FeedbackLoopDecided',
+        stageId: stage.id,
+        attempt: loop.parkedAttempt,
+        loopId: loop.loopId,
+        decision: command.decision,
+        ...(reason ? { reason } : {}),
+        by: command.by,
+      };
+      if (command.decision !== 'abandon') return [decided];
+      return [
+        decided,
+        {
+          ...base,
+          type: 'StageFailed',
+          stageId: stage.id,
+          attempt: loop.parkedAttempt,
+          kind: 'feedback_loop_abandoned',
+          reason: `feedback loop abandoned by ${command.by}${reason ? `: ${reason}` : ''}`,
+        },
+      ];
     }
     default: {
       const unreachable: never = command;

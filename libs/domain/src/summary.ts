@@ -4,7 +4,16 @@
  */
 import type { StageEnvelope } from './envelope';
 import type { SkipReason } from './events';
-import { pendingManualRecovery, runStatus, type RunState, type RunStatus, type StageStatus } from './run-state';
+import {
+  loopReplaysRemaining,
+  pendingFeedbackDecision,
+  pendingManualRecovery,
+  runStatus,
+  type RunState,
+  type RunStatus,
+  type StageState,
+  type StageStatus,
+} from './run-state';
 import type { CheckStatus, Disposition } from './verification';
 
 export interface CheckSummary {
@@ -32,7 +41,19 @@ export interface StageSummary {
   readonly skip_detail?: string;
   readonly failure?: string;
   /** Present while the stage waits on an operator: what is awaited. */
-  readonly waiting_for?: 'answer' | 'recovery_decision';
+  readonly waiting_for?: 'answer' | 'recovery_decision' | 'feedback_decision';
+  /** Clone Instance: the clone child it was minted from. */
+  readonly clone_of?: string;
+  /** Minted clone child: its instance ids in Clone Array order (listed right after it). */
+  readonly instances?: readonly string[];
+  /** Feedback loop source: replays taken and allowed. */
+  readonly feedback_loop?: {
+    readonly loop_id: string;
+    readonly target: string;
+    readonly replays: number;
+    readonly max_replays: number;
+    readonly remaining_replays: number;
+  };
   /** With `--include stages`: the envelope the stage succeeded with (or its last emitted one). */
   readonly envelope?: StageEnvelope | null;
 }
@@ -57,9 +78,21 @@ export function summarizeRun(state: RunState, options: { includeEnvelopes?: bool
     started_at: state.requestedAt,
     finished_at: state.finishedAt ?? null,
     labels: state.labels,
-    stages: state.pipeline.stages.map((definition) => {
-      const stage = state.stages[definition.id];
-      const waitingFor = stage.status === 'waiting' ? 'answer' : pendingManualRecovery(stage) ? 'recovery_decision' : undefined;
+    stages: state.pipeline.stages
+      .flatMap((definition) => {
+        const stage = state.stages[definition.id];
+        return [stage, ...(stage.instances ?? []).map((id) => state.stages[id])].filter((s): s is StageState => Boolean(s));
+      })
+      .map((stage) => {
+      const loop = state.loops[stage.id];
+      const waitingFor =
+        stage.status === 'waiting'
+          ? pendingFeedbackDecision(state, stage.id)
+            ? 'feedback_decision'
+            : 'answer'
+          : pendingManualRecovery(stage)
+            ? 'recovery_decision'
+            : undefined;
       const lastEnvelope = [...stage.attempts].reverse().find((a) => a.envelope)?.envelope;
       return {
         id: stage.id,
@@ -77,6 +110,19 @@ export function summarizeRun(state: RunState, options: { includeEnvelopes?: bool
         ...(stage.skipDetail ? { skip_detail: stage.skipDetail } : {}),
         ...(stage.failure ? { failure: stage.failure } : {}),
         ...(waitingFor ? { waiting_for: waitingFor } : {}),
+        ...(stage.cloneOf ? { clone_of: stage.cloneOf } : {}),
+        ...(stage.instances?.length ? { instances: stage.instances } : {}),
+        ...(loop
+          ? {
+              feedback_loop: {
+                loop_id: loop.loopId,
+                target: loop.target,
+                replays: loop.replays,
+                max_replays: loop.maxReplays + loop.extensions,
+                remaining_replays: loopReplaysRemaining(state, stage.id),
+              },
+            }
+          : {}),
         ...(options.includeEnvelopes ? { envelope: stage.envelope ?? lastEnvelope ?? null } : {}),
       };
     }),

@@ -1,12 +1,13 @@
 /**
  * fork_choice rules of 001_* "Fork stages". Shape (an array of strings) is checked whenever the
  * field is present; legality (immediate successors, select/allow_none) only on success emits of
- * stages that declare `fork` — on failure, fork_choice is neither required nor validated.
+ * stages that declare `fork` — on failure, fork_choice is neither required nor validated. A
+ * send_back emit replays the loop instead of advancing, so it needs (and may carry) no choice.
  */
 import type { StageDefinition } from '@stageflow/domain';
 import { isStringArray, show } from './fields';
 
-export function forkChoiceErrors(stage: StageDefinition, status: 'success' | 'failure', value: unknown): string[] {
+export function forkChoiceErrors(stage: StageDefinition, status: 'success' | 'failure', value: unknown, sendBack: boolean): string[] {
   if (value !== undefined && !isStringArray(value)) {
     return [`fork_choice must be an array of successor stage ids (strings), got ${show(value)}`];
   }
@@ -15,6 +16,7 @@ export function forkChoiceErrors(stage: StageDefinition, status: 'success' | 'fa
   const successors = stage.route.map((edge) => edge.to);
   const listed = successors.length ? successors.join(', ') : '(none)';
   if (value === undefined) {
+    if (sendBack) return [];
     return [`fork_choice is required on success: stage ${stage.id} is a fork stage; name which of its successors to run (${listed})`];
   }
   const errors: string[] = [];

@@ -74,7 +74,8 @@ function fieldErrors(env: JsonObject, ctx: EmitContext): string[] {
   if (status !== 'success' && status !== 'failure') return errors;
 
   errors.push(...payloadErrors(env.payload, status, ctx));
-  errors.push(...forkChoiceErrors(stage, status, env.fork_choice));
+  const sendBack = isObject(env.feedback_loop) && env.feedback_loop.action === 'send_back';
+  errors.push(...forkChoiceErrors(stage, status, env.fork_choice, sendBack));
   errors.push(
     ...feedbackLoopErrors({
       stage,

@@ -11,13 +11,16 @@ const loopStage = makeStage({
   fork: { select: 'subset' },
 });
 
+/** Rows as objects: jest would pass its done callback in place of a short row's missing cells. */
+const rows = <T extends [string, ...unknown[]]>(table: T[]) => table.map((row) => ({ name: row[0], row }));
+
 function run(raw: unknown, stage: StageDefinition = makeStage(), extra: { loopAllowsSendBack?: boolean } = {}) {
   const exchanges: Exchange[] = [];
   return validateEmit(raw, { stage, validatePayload: requiredOnly, exchangesThisAttempt: exchanges, ...extra });
 }
 
 describe('validateEmit accepts', () => {
-  it.each<[string, unknown, StageDefinition?, { loopAllowsSendBack?: boolean }?]>([
+  it.each(rows<[string, unknown, StageDefinition?, { loopAllowsSendBack?: boolean }?]>([
     ['a minimal success', ok],
     ['the same envelope given as a JSON string', JSON.stringify(ok)],
     ['a failure without payload', { status: 'failure', summary: 'Could not.', artifacts: [] }],
@@ -35,7 +38,7 @@ describe('validateEmit accepts', () => {
     ['loop continue when send_back is exhausted', { ...ok, feedback_loop: { action: 'continue' }, fork_choice: ['a'] }, loopStage, { loopAllowsSendBack: false }],
     ['a failure on a loop stage without feedback_loop', { status: 'failure', summary: 'x', artifacts: [] }, loopStage],
     ['checklist attestations', { ...ok, checklist_attestations: [{ check_id: 'self-review', items: ['a', 'b'] }] }],
-  ])('%s', (_name, raw, stage, extra) => {
+  ]))('$name', ({ row: [, raw, stage, extra] }) => {
     const result = run(raw, stage, extra);
     expect(result).toEqual(expect.objectContaining({ ok: true }));
   });
@@ -47,7 +50,7 @@ describe('validateEmit accepts', () => {
 });
 
 describe('validateEmit rejects', () => {
-  it.each<[string, unknown, RegExp, StageDefinition?, { loopAllowsSendBack?: boolean }?]>([
+  it.each(rows<[string, unknown, RegExp, StageDefinition?, { loopAllowsSendBack?: boolean }?]>([
     ['malformed JSON text', '{"status": ', /not valid JSON/],
     ['a non-object', [1, 2], /must be a JSON object/],
     ['null', null, /must be a JSON object/],
@@ -90,7 +93,7 @@ describe('validateEmit rejects', () => {
     ['an attestation with non-string items', { ...ok, checklist_attestations: [{ check_id: 'c', items: [1] }] }, /\[0\]\.items must be an array of strings/],
     ['an attestation with an unknown key', { ...ok, checklist_attestations: [{ check_id: 'c', items: [], note: 1 }] }, /unknown field\(s\) note/],
     ['a check attested twice', { ...ok, checklist_attestations: [{ check_id: 'c', items: [] }, { check_id: 'c', items: [] }] }, /attested twice/],
-  ])('%s', (_name, raw, message, stage, extra) => {
+  ]))('$name', ({ row: [, raw, message, stage, extra] }) => {
     const result = run(raw, stage, extra);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatch(message);

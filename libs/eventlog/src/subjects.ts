@@ -62,3 +62,28 @@ export function assertAppendable(subjects: Subjects, subject: string): void {
     throw invalidArgument(`subject "${subject}" is outside the log (${subjects.appendable.join(', ')})`);
   }
 }
+
+/**
+ * The part of `filter` inside `space` (a filter of literal tokens ending in `>`), or undefined when
+ * they share no subject. `<ns>.*.run.>` within `<ns>.evt.>` is `<ns>.evt.run.>`.
+ */
+export function intersect(filter: string, space: string): string | undefined {
+  const f = filter.split('.');
+  const prefix = space.split('.').slice(0, -1);
+  for (let i = 0; i < prefix.length; i++) {
+    if (f[i] === '>') return space;
+    if (i >= f.length || (f[i] !== '*' && f[i] !== prefix[i])) return undefined;
+  }
+  return f.length > prefix.length ? [...prefix, ...f.slice(prefix.length)].join('.') : undefined;
+}
+
+/**
+ * A durable subscription's filter must lie inside one subject space (`<ns>.evt.>`, `<ns>.cmd.>`,
+ * `<ns>.dead.>`): a JetStream consumer (nats-server 2.9) filters on a subset of one stream subject.
+ */
+export function assertSubscribable(subjects: Subjects, filter: string): void {
+  assertFilter(filter);
+  if (!subjects.appendable.some((space) => intersect(filter, space) === filter)) {
+    throw invalidArgument(`subscription filter "${filter}" must lie inside one of ${subjects.appendable.join(', ')}`);
+  }
+}

@@ -3,7 +3,7 @@
  * Stageflow transport, and (when a port is given) an HTTP server answers /healthz and /readyz.
  * `close()` drains: consumers stop fetching and finish what they hold before the app ends.
  */
-import { type DynamicModule, type INestApplication, type INestApplicationContext, Module } from '@nestjs/common';
+import { type DynamicModule, type INestApplication, type INestApplicationContext, Module, type Type } from "@nestjs/common";
 import { NestFactory } from '@nestjs/core';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
 import { HealthController } from './health.controller';
@@ -21,7 +21,7 @@ export interface ServiceApp {
 
 export interface StartServiceOptions {
   readonly name: string;
-  readonly module: DynamicModule | (new () => unknown);
+  readonly module: DynamicModule | Type<unknown>;
   readonly infra: Infrastructure;
   readonly logger: Logger;
   /** HTTP port for health (and the API's routes); omitted → no HTTP server. 0 → any free port. */

@@ -5,7 +5,7 @@ import { migrationProvider } from './migrations';
 import type { Database } from './schema';
 
 export class MigrationError extends Error {
-  constructor(readonly migration: string | undefined, readonly cause: unknown) {
+  constructor(readonly migration: string | undefined, override readonly cause: unknown) {
     super(`read-model migration ${migration ?? '(unknown)'} failed: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'MigrationError';
   }

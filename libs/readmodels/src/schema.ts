@@ -3,7 +3,7 @@
  * `sf projections rebuild` recreates all of them from the log, so none holds anything the log
  * does not. Timestamps are `timestamptz`: written as ISO strings, read back as `Date`.
  */
-import type { ColumnType, JSONColumnType } from 'kysely';
+import type { ColumnType } from 'kysely';
 
 /** A `timestamptz` column: ISO string in, `Date` out. */
 export type Timestamp = ColumnType<Date, string, string>;
@@ -12,7 +12,7 @@ export type NullableTimestamp = ColumnType<Date | null, string | null, string | 
 /** Any JSON value as stored in a `jsonb` column (large strings replaced by `{"$blob": digest}`). */
 export type Json = JsonValue;
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-type JsonColumn<T = Json> = JSONColumnType<T, string, string>;
+type JsonColumn<T = Json> = ColumnType<T, string, string>;
 
 export interface RunsTable {
   run_id: string;
@@ -69,7 +69,7 @@ export interface ChecksTable {
   stage_id: string;
   attempt: number;
   check_id: string;
-  /** Position of the check in the attempt's verification. */
+  /** Position of the check in the attempt's verification; with run, stage and attempt, the key (check ids need not be unique). */
   ordinal: number;
   type: string;
   phase: string;

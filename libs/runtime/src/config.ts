@@ -7,8 +7,8 @@ export interface StageflowConfig {
   readonly home: string;
   readonly natsUrl?: string;
   readonly natsToken?: string;
-  readonly natsUser?: string;
-  readonly natsPassword?: string;
+  /** Path of a NATS `.creds` file: each service authenticates with its own credentials. */
+  readonly natsCredentials?: string;
   readonly databaseUrl?: string;
   /** Subject and stream namespace; isolates deployments (and tests) on one NATS server. */
   readonly namespace: string;
@@ -27,8 +27,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
     home,
     natsUrl,
     natsToken: env.NATS_TOKEN || undefined,
-    natsUser: env.NATS_USER || undefined,
-    natsPassword: env.NATS_PASSWORD || undefined,
+    natsCredentials: env.NATS_CREDS || undefined,
     databaseUrl,
     namespace: env.SF_NAMESPACE || 'sf',
     workDir: path.resolve(env.SF_WORK_DIR || path.join(home, 'work')),

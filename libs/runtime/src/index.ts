@@ -4,3 +4,5 @@ export * from './run-store';
 export * from './infrastructure';
 export * from './subjects';
 export * from './validation';
+export * from './evidence';
+export * from './verification-report';

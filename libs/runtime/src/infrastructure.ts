@@ -18,10 +18,17 @@ export interface Infrastructure {
   close(): Promise<void>;
 }
 
-/** Work queues and their delivery limits, declared identically by every replica. */
+const ackWaitMs = Number(process.env.SF_ACK_WAIT_MS) || 30_000;
+const maxDeliver = Number(process.env.SF_MAX_DELIVER) || 5;
+
+/**
+ * Work queues and their delivery limits, declared identically by every replica
+ * (`SF_ACK_WAIT_MS`, `SF_MAX_DELIVER`). A job not acknowledged nor extended with working() within
+ * the ack wait is redelivered to another replica; handlers extend it while they work.
+ */
 export const QUEUES = {
-  agent: { ackWaitMs: 30_000, maxDeliver: 5 },
-  verify: { ackWaitMs: 30_000, maxDeliver: 5 },
+  agent: { ackWaitMs, maxDeliver },
+  verify: { ackWaitMs, maxDeliver },
 } as const;
 
 export async function openInfrastructure(config: StageflowConfig, options: { beforeAppend?: (event: RunEvent) => void; queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>> } = {}): Promise<Infrastructure> {
@@ -31,7 +38,7 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
       servers: config.natsUrl!,
       namespace: config.namespace,
       ...(config.natsToken ? { token: config.natsToken } : {}),
-      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+      ...(config.natsCredentials ? { credentials: fs.readFileSync(config.natsCredentials, 'utf8') } : {}),
     });
   } else {
     const dir = path.join(config.home, 'log');

@@ -10,14 +10,17 @@ import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { decideAttempt } from '@stageflow/domain';
 import type { Job, StoredMessage } from '@stageflow/eventlog';
-import { eventStream, INFRASTRUCTURE, workQueue } from '@stageflow/messaging';
-import { eventsOf, runIdOf, type Infrastructure } from '@stageflow/runtime';
+import { eventStream, INFRASTRUCTURE, LOGGER, workQueue } from '@stageflow/messaging';
+import { eventsOf, offloadEvidence, runIdOf, type Infrastructure, type Logger } from '@stageflow/runtime';
 import { verifyJobId, type VerifyJob } from './jobs';
 import { verifyAttempt } from './verify-attempt';
 
 @Controller()
 export class VerifierController {
-  constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
+  constructor(
+    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(LOGGER) private readonly logger: Logger,
+  ) {}
 
   @EventPattern(eventStream('verifier-dispatch', '{ns}.evt.run.>'))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
@@ -34,7 +37,8 @@ export class VerifierController {
     const { state } = await this.infra.runs.load(job.runId);
     const attempt = state.stages[job.stageId]?.attempts.find((a) => a.n === job.attempt);
     if (!attempt || attempt.phase !== 'captured') return; // verified already, or nothing to verify
-    const checks = await verifyAttempt({
+    this.logger.info('verifying', { run: job.runId, stage: job.stageId, attempt: job.attempt, delivery: delivery.deliveryCount });
+    const results = await verifyAttempt({
       state,
       stageId: job.stageId,
       attempt: job.attempt,
@@ -42,6 +46,7 @@ export class VerifierController {
       scratchRoot: path.join(this.infra.config.workDir, 'verify'),
       onProgress: () => void delivery.working().catch(() => undefined),
     });
+    const checks = await offloadEvidence(results, this.infra.blobs);
     await this.infra.runs.execute(job.runId, (current) =>
       decideAttempt({ type: 'RecordVerification', stageId: job.stageId, attempt: job.attempt, now: new Date().toISOString(), checks }, current),
     );

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BlobStore } from '../../../eventlog/src/types';
+import type { BlobStore } from '@stageflow/eventlog';
 import { blobDigest } from '../snapshot/digest';
 import type { AfterCheckContext } from '../types';
 

@@ -26,7 +26,7 @@ describe('artifact check (after phase)', () => {
       path: 'report.md',
       exists: true,
       type: 'file',
-      size: 43,
+      size: 40,
       sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
       mtime: expect.any(String),
       nonempty: true,

@@ -11,7 +11,7 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorCode } from '../errors';
+import { CheckCannotRunError, errorCode, errorMessage } from '../errors';
 import { parseRelativePath } from '../paths';
 import { fileKind, type FileKind } from './file-kind';
 
@@ -41,11 +41,19 @@ async function lstatOrMissing(path: string): Promise<Stats | undefined> {
   }
 }
 
-/** `root` is trusted (the system chose it) and may itself be reached through a symlink. */
+/**
+ * `root` is trusted (the system chose it) and may itself be reached through a symlink; when it is
+ * unavailable this throws CheckCannotRunError.
+ */
 export async function openConfined(root: string, relative: string, hooks: ConfinedOpenHooks = {}): Promise<ConfinedOpen> {
   const parsed = parseRelativePath(relative);
   if (!parsed.ok) return { ok: false, reason: `refused path: ${parsed.reason}` };
-  let current = await realpath(root);
+  let current: string;
+  try {
+    current = await realpath(root);
+  } catch (error) {
+    throw new CheckCannotRunError(`artifact directory unavailable: ${errorCode(error) ?? errorMessage(error)}`);
+  }
   const directories: Identity[] = [];
   const last = parsed.segments.length - 1;
   let targetStat: Stats | undefined;

@@ -6,7 +6,7 @@
  */
 import { chmod, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { BlobStore } from '../../../eventlog/src/types';
+import type { BlobStore } from '@stageflow/eventlog';
 import { blobDigest } from './digest';
 import { MODE_EXECUTABLE, MODE_SYMLINK, type SnapshotManifest } from './manifest';
 import { InvalidManifestError, readManifest } from './read-manifest';

@@ -1,5 +1,5 @@
 /** Loads a manifest from the blob store and refuses any that is malformed or could write outside its target. */
-import type { BlobStore } from '../../../eventlog/src/types';
+import type { BlobStore } from '@stageflow/eventlog';
 import { parseRelativePath } from '../paths';
 import { MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, type ManifestEntry, type SnapshotManifest } from './manifest';
 

@@ -3,10 +3,10 @@
  * it points to) stored once by content, plus the manifest JSON itself. What a check later sees is
  * exactly this, whatever happens to the directory afterwards.
  */
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { lstat, open, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobStore } from '../../../eventlog/src/types';
+import type { BlobStore } from '@stageflow/eventlog';
 import { errorCode } from '../errors';
 import { listSnapshotFiles } from './list-files';
 import { comparePaths, MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, type ManifestEntry, type SealedSnapshot } from './manifest';
@@ -18,10 +18,13 @@ function isMissing(error: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
-/** Undefined for a path that vanished (e.g. a tracked file deleted from the worktree) or a directory (a submodule). */
+/**
+ * Undefined for a path that vanished (e.g. a tracked file deleted from the worktree), a directory
+ * (a submodule) or anything else that is neither a regular file nor a symlink.
+ */
 async function sealEntry(dir: string, path: string, blobs: BlobStore): Promise<ManifestEntry | undefined> {
   const absolute = join(dir, path);
-  let stat;
+  let stat: Stats;
   try {
     stat = await lstat(absolute);
   } catch (error) {
@@ -35,6 +38,7 @@ async function sealEntry(dir: string, path: string, blobs: BlobStore): Promise<M
   if (!stat.isFile()) return undefined;
   const handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
+    if (!(await handle.stat()).isFile()) return undefined;
     const bytes = await handle.readFile();
     const mode = (stat.mode & 0o111) !== 0 ? MODE_EXECUTABLE : MODE_FILE;
     return { path, digest: await blobs.put(bytes), size: bytes.length, mode };

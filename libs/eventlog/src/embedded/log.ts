@@ -56,7 +56,7 @@ export class EmbeddedEventLog {
     this.readExact = db.prepare('SELECT * FROM messages WHERE subject = ? AND seq > ? ORDER BY seq LIMIT ?');
     this.readMatching = db.prepare('SELECT * FROM messages WHERE seq > ? AND subject_matches(?, subject) ORDER BY seq LIMIT ?');
     this.last = db.prepare('SELECT coalesce(max(seq), 0) AS seq FROM messages');
-    this.subscriptions = new EmbeddedSubscriptions(db, this, wakeup, pollIntervalMs);
+    this.subscriptions = new EmbeddedSubscriptions(db, this, subjects, wakeup, pollIntervalMs);
     const appendTx = db.transaction((subject: string, data: unknown, options: AppendOptions): AppendResult => {
       if (options.msgId !== undefined) {
         const existing = this.byMsgId.get(options.msgId) as { seq: number } | undefined;

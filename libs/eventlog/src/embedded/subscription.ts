@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { runLoops, type Loops, type Source } from '../loops';
-import { assertFilter, assertName } from '../subjects';
+import { assertName, assertSubscribable, type Subjects } from '../subjects';
 import type { MessageHandler, StoredMessage, SubscribeOptions, Subscription } from '../types';
 import { guarded } from './errors';
 import type { EmbeddedEventLog } from './log';
@@ -30,6 +30,7 @@ export const DEFAULT_SUBSCRIPTION_ACK_WAIT_MS = 30_000;
  */
 export class EmbeddedSubscriptions {
   private readonly running = new Set<Loops>();
+  private readonly keepAlives = new Set<NodeJS.Timeout>();
   private readonly upsert: Database.Statement;
   private readonly get: Database.Statement;
   private readonly skipTo: Database.Statement;
@@ -41,6 +42,7 @@ export class EmbeddedSubscriptions {
   constructor(
     private readonly db: Database.Database,
     private readonly log: EmbeddedEventLog,
+    private readonly subjects: Subjects,
     private readonly wakeup: Wakeup,
     private readonly pollIntervalMs: number,
   ) {
@@ -59,7 +61,7 @@ export class EmbeddedSubscriptions {
 
   async subscribe(durable: string, filter: string, handler: MessageHandler, options: SubscribeOptions): Promise<Subscription> {
     assertName('durable', durable);
-    assertFilter(filter);
+    assertSubscribable(this.subjects, filter);
     guarded(() => this.upsert.run(durable, filter));
     const ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
@@ -106,6 +108,7 @@ export class EmbeddedSubscriptions {
 
   private async deliver(durable: string, lease: Lease, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number): Promise<void> {
     const extend = setInterval(() => guardedQuietly(() => this.extend.run(Date.now() + ackWaitMs, durable, lease.token)), ackWaitMs / 3);
+    this.keepAlives.add(extend);
     try {
       await handler(lease.message);
       guardedQuietly(() => this.ack.run(durable, lease.token));
@@ -113,6 +116,7 @@ export class EmbeddedSubscriptions {
       guardedQuietly(() => this.nak.run(Date.now() + retryDelayMs, durable, lease.token));
     } finally {
       clearInterval(extend);
+      this.keepAlives.delete(extend);
     }
   }
 
@@ -120,6 +124,8 @@ export class EmbeddedSubscriptions {
   abandon(): void {
     for (const loops of this.running) void loops.stop();
     this.running.clear();
+    for (const timer of this.keepAlives) clearInterval(timer);
+    this.keepAlives.clear();
   }
 }
 

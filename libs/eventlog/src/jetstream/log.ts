@@ -1,5 +1,5 @@
 import { JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JetStreamPublishOptions } from '@nats-io/jetstream';
-import { assertAppendable, assertFilter, assertSubject, type Subjects } from '../subjects';
+import { assertAppendable, assertFilter, assertSubject, intersect, type Subjects } from '../subjects';
 import {
   WrongExpectedSequenceError,
   type AppendOptions,
@@ -21,6 +21,8 @@ import { JetStreamSubscriptions } from './subscription';
  * rejects a repeat within its duplicate window and acks it as a duplicate of the first); with
  * `expectedLastSubjectSequence` it sets `Nats-Expected-Last-Subject-Sequence` (the stream stores
  * it only when the subject's last sequence matches). The server checks the msg id first.
+ * A read filter spanning several subject spaces (`<ns>.*.run.>`) is read as one filter per space
+ * (a consumer filter must lie inside one stream subject on nats-server 2.9) and merged by sequence.
  */
 export class JetStreamEventLog implements EventLog {
   private readonly subscriptions: JetStreamSubscriptions;
@@ -31,7 +33,7 @@ export class JetStreamEventLog implements EventLog {
     private readonly stream: string,
     private readonly subjects: Subjects,
   ) {
-    this.subscriptions = new JetStreamSubscriptions(js, jsm, stream);
+    this.subscriptions = new JetStreamSubscriptions(js, jsm, stream, subjects);
   }
 
   async append(subject: string, data: unknown, options: AppendOptions = {}): Promise<AppendResult> {
@@ -64,7 +66,14 @@ export class JetStreamEventLog implements EventLog {
 
   async read<T = unknown>(filter: string, afterSeq = 0, limit = Infinity): Promise<readonly StoredMessage<T>[]> {
     assertFilter(filter);
-    return natsCall(`read ${filter}`, () => readRange<T>(this.js, this.jsm, this.stream, filter, afterSeq, limit));
+    const parts = this.subjects.appendable.flatMap((space) => intersect(filter, space) ?? []);
+    const reads = await natsCall(`read ${filter}`, () =>
+      Promise.all(parts.map((part) => readRange<T>(this.js, this.jsm, this.stream, part, afterSeq, limit))),
+    );
+    return reads
+      .flat()
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit);
   }
 
   async lastSequence(): Promise<number> {

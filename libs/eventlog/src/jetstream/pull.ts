@@ -21,13 +21,17 @@ export async function ensureConsumer(
 }
 
 /**
- * Pulls at most one message. `track` receives the pull in progress so that it can be stopped;
+ * Pulls at most one message. The pull is in `pulls` while it runs, so that it can be stopped;
  * `stopped` is checked after it is registered, closing the race with a concurrent interrupt.
  */
-export async function pullOne(consumer: Consumer, track: (pull: ConsumerMessages) => void, stopped: () => boolean): Promise<JsMsg | undefined> {
+export async function pullOne(consumer: Consumer, pulls: Set<ConsumerMessages>, stopped: () => boolean): Promise<JsMsg | undefined> {
   const pull = await consumer.fetch({ max_messages: 1, expires: PULL_EXPIRES_MS });
-  track(pull);
-  if (stopped()) pull.stop();
-  for await (const msg of pull) return msg;
-  return undefined;
+  pulls.add(pull);
+  try {
+    if (stopped()) pull.stop();
+    for await (const msg of pull) return msg;
+    return undefined;
+  } finally {
+    pulls.delete(pull);
+  }
 }

@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { runLoops, type Loops, type Source } from '../loops';
-import { assertFilter, assertName } from '../subjects';
+import { assertName, assertSubscribable, type Subjects } from '../subjects';
 import type { MessageHandler, SubscribeOptions, Subscription } from '../types';
 import { fromJsMsg, nanos } from './messages';
 import { ensureConsumer, pullOne } from './pull';
@@ -16,16 +16,18 @@ export const DEFAULT_SUBSCRIPTION_ACK_WAIT_MS = 30_000;
  */
 export class JetStreamSubscriptions {
   private readonly running = new Set<Loops>();
+  private readonly keepAlives = new Set<NodeJS.Timeout>();
 
   constructor(
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly stream: string,
+    private readonly subjects: Subjects,
   ) {}
 
   async subscribe(durable: string, filter: string, handler: MessageHandler, options: SubscribeOptions): Promise<Subscription> {
     assertName('durable', durable);
-    assertFilter(filter);
+    assertSubscribable(this.subjects, filter);
     const ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
     const consumer = await ensureConsumer(this.js, this.jsm, this.stream, {
@@ -38,7 +40,7 @@ export class JetStreamSubscriptions {
       max_deliver: -1,
     });
     const source = pullSource(consumer);
-    const loops = runLoops(1, source, (msg) => deliver(msg, handler, ackWaitMs, retryDelayMs));
+    const loops = runLoops(1, source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs));
     this.running.add(loops);
     return {
       stop: async () => {
@@ -48,40 +50,50 @@ export class JetStreamSubscriptions {
     };
   }
 
+  private async deliver(msg: JsMsg, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number): Promise<void> {
+    const keepAlive = setInterval(() => settleQuietly(() => msg.working()), ackWaitMs / 3);
+    this.keepAlives.add(keepAlive);
+    try {
+      await handler(fromJsMsg(msg));
+      await msg.ackAck();
+    } catch {
+      settleQuietly(() => msg.nak(retryDelayMs));
+    } finally {
+      clearInterval(keepAlive);
+      this.keepAlives.delete(keepAlive);
+    }
+  }
+
+  /** Stops fetching everywhere; handlers in flight finish on their own and their settle is dropped. */
   abandon(): void {
     for (const loops of this.running) void loops.stop();
     this.running.clear();
+    for (const timer of this.keepAlives) clearInterval(timer);
+    this.keepAlives.clear();
   }
 }
 
-/** Pulls one message at a time; interrupt() ends the pull in progress. */
+/** Pulls one message at a time per loop; interrupt() ends every pull in progress. */
 export function pullSource(consumer: Consumer): Source<JsMsg> {
-  let current: ConsumerMessages | undefined;
+  const pulls = new Set<ConsumerMessages>();
   let stopped = false;
   return {
     next: async () => {
       if (stopped) return undefined;
-      return pullOne(consumer, (pull) => (current = pull), () => stopped);
+      return pullOne(consumer, pulls, () => stopped);
     },
     interrupt: () => {
       stopped = true;
-      current?.stop();
+      for (const pull of pulls) pull.stop();
     },
   };
 }
 
-async function deliver(msg: JsMsg, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number): Promise<void> {
-  const keepAlive = setInterval(() => msg.working(), ackWaitMs / 3);
+/** A settle that cannot be sent (the connection is closed) leaves the message to be redelivered after its ack wait. */
+function settleQuietly(send: () => void): void {
   try {
-    await handler(fromJsMsg(msg));
-    clearInterval(keepAlive);
-    await msg.ackAck();
+    send();
   } catch {
-    clearInterval(keepAlive);
-    try {
-      msg.nak(retryDelayMs);
-    } catch {
-      // The connection is gone: the message is redelivered after its ack wait.
-    }
+    // Redelivered after the ack wait.
   }
 }

@@ -75,7 +75,7 @@ export const init: Migration = {
       .addColumn('evidence', 'jsonb', (c) => c.notNull())
       .addColumn('started_at', tstz, (c) => c.notNull())
       .addColumn('finished_at', tstz, (c) => c.notNull())
-      .addPrimaryKeyConstraint('checks_pk', ['run_id', 'stage_id', 'attempt', 'check_id'])
+      .addPrimaryKeyConstraint('checks_pk', ['run_id', 'stage_id', 'attempt', 'ordinal'])
       .execute();
     await db.schema.createIndex('checks_type_idx').on('checks').columns(['type', 'status']).execute();
 

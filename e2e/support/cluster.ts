@@ -1,0 +1,132 @@
+/**
+ * Starts Stageflow services as separate OS processes (`sf serve <name>`) against real NATS and
+ * Postgres, each in its own namespace-isolated deployment and its own working directory, and
+ * runs `sf` commands against them.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+export const SF = path.join(ROOT, 'bin', 'sf.js');
+
+export function assertBuilt(): void {
+  if (!fs.existsSync(path.join(ROOT, 'libs', 'cli', 'dist', 'index.js'))) {
+    throw new Error('e2e tests run the built code: run `npm run build` first (npm test does it)');
+  }
+}
+
+export interface ServiceProcess {
+  readonly name: string;
+  readonly child: ChildProcess;
+  readonly home: string;
+  /** Everything the process wrote to stderr so far. */
+  logs(): string;
+  waitForLog(pattern: RegExp, timeoutMs?: number): Promise<string>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface Deployment {
+  readonly namespace: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly dir: string;
+  start(name: string, args?: string[], extraEnv?: NodeJS.ProcessEnv): Promise<ServiceProcess>;
+  sf(args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number; stdout: string; stderr: string }>;
+  stop(): Promise<void>;
+}
+
+export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
+  const namespace = `e2e${randomBytes(4).toString('hex')}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-e2e-'));
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NATS_URL: process.env.SF_TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+    DATABASE_URL: process.env.SF_TEST_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    SF_NAMESPACE: namespace,
+    SF_API_TOKENS: 'e2e-token',
+    SF_LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
+  const processes: ServiceProcess[] = [];
+  let counter = 0;
+
+  const start = async (name: string, args: string[] = [], more: NodeJS.ProcessEnv = {}) => {
+    const home = path.join(dir, `${name}-${++counter}`);
+    fs.mkdirSync(home, { recursive: true });
+    const child = spawn(process.execPath, [SF, 'serve', name, ...args], {
+      cwd: home,
+      env: { ...env, STAGEFLOW_HOME: home, ...more },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let logs = '';
+    const listeners = new Set<() => void>();
+    child.stderr!.on('data', (d: Buffer) => {
+      logs += d.toString();
+      listeners.forEach((l) => l());
+    });
+    child.stdout!.resume();
+    const proc: ServiceProcess = {
+      name,
+      child,
+      home,
+      logs: () => logs,
+      waitForLog: (pattern, timeoutMs = 20_000) =>
+        new Promise((resolve, reject) => {
+          const check = () => {
+            const match = logs.split('\n').find((line) => pattern.test(line));
+            if (match) {
+              listeners.delete(check);
+              clearTimeout(timer);
+              resolve(match);
+            }
+          };
+          const timer = setTimeout(() => {
+            listeners.delete(check);
+            reject(new Error(`${name}: no log line matching ${pattern} within ${timeoutMs} ms; logs:\n${logs.slice(-3000)}`));
+          }, timeoutMs);
+          listeners.add(check);
+          check();
+        }),
+      kill: (signal = 'SIGTERM') =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill(signal);
+        }),
+    };
+    processes.push(proc);
+    await proc.waitForLog(/"msg":"service started"/);
+    return proc;
+  };
+
+  const sf = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
+      const child = spawn(process.execPath, [SF, ...args], { cwd: options.cwd ?? ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'cli'), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`sf ${args.join(' ')} timed out; stderr:\n${stderr.slice(-3000)}`));
+      }, options.timeoutMs ?? 60_000);
+      child.on('exit', (code) => {
+        clearTimeout(timer);
+        resolve({ code: code ?? 1, stdout, stderr });
+      });
+    });
+
+  return {
+    namespace,
+    env,
+    dir,
+    start,
+    sf,
+    stop: async () => {
+      await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { decideRequest } from '@stageflow/domain';
+import { parseAgentSpec } from '@stageflow/agent-runner';
+import { loadConfig } from '@stageflow/runtime';
+import { newRunId } from '../ids';
+import type { Output } from '../output';
+import { UsageError } from '../output';
+import { loadValidPipeline, parseLabels, resolveCheckout, resolveInput } from '../run-request';
+import { openSession, runInForeground } from '../session';
+
+interface RunFlags {
+  pipeline: string;
+  agent?: string;
+  input?: string;
+  task?: string;
+  checkout?: string;
+  json?: boolean;
+  include?: string;
+  label: string[];
+  detach?: boolean;
+}
+
+export function registerRun(program: Command, out: Output, setExit: (code: number) => void): void {
+  program
+    .command('run')
+    .description('run a pipeline and wait until it succeeds, fails, or waits on an operator')
+    .requiredOption('-p, --pipeline <file>', 'the *.pipeline.yaml to run')
+    .option('-a, --agent <spec>', 'agent backend: script:<file> | openai | anthropic | exec:<command>')
+    .option('--input <json>', 'task input as a JSON object')
+    .option('--task <file>', 'a *.task.yaml with the task input')
+    .option('--checkout <dir>', 'root of the git working tree the run works in (default: a fresh repository)')
+    .option('--json', 'print only the run summary as JSON')
+    .option('--include <what>', 'with --json: "stages" adds each stage\'s accepted envelope')
+    .option('--label <key=value>', 'label the run (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
+    .option('--detach', 'print the run id and return at once')
+    .action(async (flags: RunFlags) => {
+      if (flags.include !== undefined && flags.include !== 'stages') throw new UsageError(`--include ${flags.include}: only "stages" is known`);
+      const pipeline = loadValidPipeline(flags.pipeline);
+      const input = resolveInput(pipeline, flags);
+      const checkout = resolveCheckout(flags.checkout);
+      const labels = parseLabels(flags.label);
+      const config = loadConfig();
+      if (config.mode === 'cluster' && checkout.kind === 'path') {
+        throw new UsageError('--checkout <dir> works only in the embedded default: a cluster cannot see this machine\'s files');
+      }
+      const agent = flags.agent !== undefined ? parseAgentSpec(flags.agent) : undefined;
+      if (config.mode === 'cluster' && agent) out.err('sf: --agent is ignored against a cluster: agent-runners use their own configured backend');
+      const session = await openSession(config, agent);
+      try {
+        const runId = newRunId();
+        await session.infra.runs.execute(runId, (state) =>
+          decideRequest({ type: 'RequestRun', runId, pipeline, input, checkout, labels, requestedBy: `cli:${process.env.USER ?? 'unknown'}`, now: new Date().toISOString() }, state),
+        );
+        if (flags.detach) {
+          out.out(flags.json ? JSON.stringify({ run_id: runId }) : runId);
+          setExit(0);
+          return;
+        }
+        setExit(await runInForeground(session.infra, runId, out, { json: Boolean(flags.json), includeStages: flags.include === 'stages' }, true));
+      } finally {
+        await session.close();
+      }
+    });
+}

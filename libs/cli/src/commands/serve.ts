@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { parseAgentSpec } from '@stageflow/agent-runner';
+import { startService } from '@stageflow/messaging';
+import { createLogger, loadConfig, openInfrastructure } from '@stageflow/runtime';
+import { SERVICE_NAMES, serviceModule, type ServiceName } from '../engine';
+import { UsageError, type Output } from '../output';
+import { apiServiceOptions } from '../api-service';
+
+export function registerServe(program: Command, _out: Output, setExit: (code: number) => void): void {
+  program
+    .command('serve')
+    .description(`run one service in this process until SIGTERM: ${SERVICE_NAMES.join(', ')}`)
+    .argument('<service>', 'the service to run')
+    .option('--port <n>', 'HTTP port for /healthz, /readyz (and the API)', (v) => Number(v))
+    .option('--host <addr>', 'HTTP bind address', '127.0.0.1')
+    .option('--agent <spec>', 'agent-runner: the agent backend (default: $SF_AGENT)')
+    .action(async (name: string, flags: { port?: number; host: string; agent?: string }) => {
+      if (!SERVICE_NAMES.includes(name as ServiceName)) throw new UsageError(`unknown service ${name}; one of ${SERVICE_NAMES.join(', ')}`);
+      const config = loadConfig();
+      const logger = createLogger({ service: name, pid: process.pid });
+      const infra = await openInfrastructure(config);
+      const agentSpec = flags.agent ?? process.env.SF_AGENT;
+      const api = name === 'api' ? await apiServiceOptions(infra, logger, flags.port ?? 8080) : undefined;
+      const service = api
+          ? await startService({ name, infra, logger, host: flags.host, module: api.module, port: api.port, providers: api.providers })
+          : await startService({
+              name,
+              infra,
+              logger,
+              host: flags.host,
+              port: flags.port,
+              module: serviceModule(name as Exclude<ServiceName, 'api'>, agentSpec ? parseAgentSpec(agentSpec) : undefined),
+            });
+      await new Promise<void>((resolve) => {
+        const stop = (signal: string) => {
+          logger.info('draining', { signal });
+          resolve();
+        };
+        process.once('SIGTERM', () => stop('SIGTERM'));
+        process.once('SIGINT', () => stop('SIGINT'));
+      });
+      await service.close();
+      await api?.closeReadModels();
+      await infra.close();
+      setExit(0);
+    });
+}

@@ -1,0 +1,70 @@
+/**
+ * The embedded default: every service in this process, on the embedded log under
+ * STAGEFLOW_HOME (and, with read models, an embedded Postgres). The same modules as
+ * `sf serve <service>`; only the wiring differs.
+ */
+import type { DynamicModule, Type } from '@nestjs/common';
+import { AgentRunnerModule, type AgentSpec } from '@stageflow/agent-runner';
+import { startService, type ServiceApp } from '@stageflow/messaging';
+import { RecoveryModule } from '@stageflow/recovery';
+import { createLogger, openInfrastructure, type Infrastructure, type Logger, type StageflowConfig } from '@stageflow/runtime';
+import { SchedulerModule } from '@stageflow/scheduler';
+import { VerifierModule } from '@stageflow/verifier';
+
+export const SERVICE_NAMES = ['scheduler', 'agent-runner', 'verifier', 'recovery', 'api'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export interface Engine {
+  readonly infra: Infrastructure;
+  readonly services: readonly ServiceApp[];
+  stop(): Promise<void>;
+}
+
+export interface EngineOptions {
+  readonly config: StageflowConfig;
+  readonly agent?: AgentSpec;
+  readonly logger?: Logger;
+}
+
+export function serviceModule(name: Exclude<ServiceName, 'api'>, agent?: AgentSpec): DynamicModule | Type<unknown> {
+  switch (name) {
+    case 'scheduler':
+      return SchedulerModule;
+    case 'recovery':
+      return RecoveryModule;
+    case 'verifier':
+      return VerifierModule;
+    case 'agent-runner':
+      return AgentRunnerModule.register({ agent });
+    default: {
+      const unreachable: never = name;
+      throw new Error(`unknown service ${String(unreachable)}`);
+    }
+  }
+}
+
+/** Starts the services that move runs (not the API) in this process. */
+export async function startEngine(options: EngineOptions): Promise<Engine> {
+  const logger = options.logger ?? createLogger({ process: 'sf' }, (process.env.SF_LOG_LEVEL as 'info') || 'warn');
+  const infra = await openInfrastructure(options.config, {
+    queueOverrides: { agent: { ackWaitMs: 10_000, maxDeliver: 5 }, verify: { ackWaitMs: 10_000, maxDeliver: 5 } },
+  });
+  const services: ServiceApp[] = [];
+  try {
+    for (const name of ['scheduler', 'recovery', 'verifier', 'agent-runner'] as const) {
+      services.push(await startService({ name, module: serviceModule(name, options.agent), infra, logger: logger.child({ service: name }) }));
+    }
+  } catch (err) {
+    await Promise.allSettled(services.map((s) => s.close()));
+    await infra.close();
+    throw err;
+  }
+  return {
+    infra,
+    services,
+    stop: async () => {
+      await Promise.allSettled(services.map((s) => s.close()));
+      await infra.close();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+export { main } from './main';
+export { startEngine, type Engine } from './engine';
+export type { Output } from './output';

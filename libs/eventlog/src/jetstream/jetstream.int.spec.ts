@@ -1,0 +1,39 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { randomBytes } from 'node:crypto';
+import { describeEventLogContract } from '../contract';
+import { EventLogError } from '../errors';
+import { connectJetStream } from './connect';
+import { streamNames } from './streams';
+
+const servers = process.env.SF_TEST_NATS_URL ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+async function deleteNamespace(namespace: string): Promise<void> {
+  const nc = await connect({ servers });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const names = streamNames(namespace);
+    for (const stream of [names.events, names.work, `OBJ_${names.blobs}`]) {
+      await jsm.streams.delete(stream).catch(() => undefined);
+    }
+  } finally {
+    await nc.close();
+  }
+}
+
+describeEventLogContract('jetstream', async () => {
+  const namespace = `t${randomBytes(6).toString('hex')}`;
+  return {
+    namespace,
+    open: () => connectJetStream({ servers, namespace }),
+    destroy: () => deleteNamespace(namespace),
+  };
+});
+
+describe('jetstream: connection errors', () => {
+  it('fails to connect with a retryable error when no server answers', async () => {
+    const failure = connectJetStream({ servers: 'nats://127.0.0.1:1', namespace: 'unreachable' });
+    await expect(failure).rejects.toBeInstanceOf(EventLogError);
+    await expect(failure).rejects.toMatchObject({ retryable: true });
+  });
+});

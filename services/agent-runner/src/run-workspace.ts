@@ -1,0 +1,114 @@
+/**
+ * Where an attempt works on this replica: the run directory (artifacts live under
+ * `stages/<stageId>/attempts/<n>/artifacts/`) and the run's checkout.
+ *
+ * Guarantees:
+ * - A `{path}` checkout (embedded default only) is used in place; nothing is copied or rolled back.
+ * - Otherwise the checkout is this replica's own copy, brought to the state the run's latest
+ *   captured attempt left (its sealed snapshot) before the attempt starts, so replicas that share
+ *   no disk hand the checkout on through the blob store. A marker in `.git/` names the snapshot
+ *   the copy holds; a copy already at that snapshot is used as it is.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { materializeSnapshot } from '@stageflow/checks';
+import type { Checkout, RunEvent } from '@stageflow/domain';
+import type { BlobStore } from '@stageflow/eventlog';
+
+const run = promisify(execFile);
+const MARKER = path.join('.git', 'stageflow-snapshot');
+
+export interface AttemptWorkspace {
+  readonly runDir: string;
+  readonly checkoutDir: string;
+  readonly artifactsDir: string;
+  /** Whether the checkout is shared with the caller (a `{path}` checkout) rather than our own copy. */
+  readonly inPlace: boolean;
+}
+
+export function runDirectory(root: string, runId: string): string {
+  return path.join(root, 'runs', runId);
+}
+
+export function artifactsDirectory(runDir: string, stageId: string, attempt: number): string {
+  return path.join(runDir, 'stages', stageId, 'attempts', String(attempt), 'artifacts');
+}
+
+/** The checkout snapshot the run's latest captured attempt left, if any. */
+export function latestCheckoutSnapshot(events: readonly RunEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const event = events[i];
+    if (event.type === 'EnvelopeCaptured') return event.checkoutSnapshot;
+  }
+  return undefined;
+}
+
+export async function prepareWorkspace(options: {
+  readonly root: string;
+  readonly runId: string;
+  readonly stageId: string;
+  readonly attempt: number;
+  readonly checkout: Checkout;
+  readonly events: readonly RunEvent[];
+  readonly blobs: BlobStore;
+  /** Credentials and options for cloning come from this replica's configuration. */
+  readonly gitEnv?: NodeJS.ProcessEnv;
+}): Promise<AttemptWorkspace> {
+  const runDir = runDirectory(options.root, options.runId);
+  const artifactsDir = artifactsDirectory(runDir, options.stageId, options.attempt);
+  await fs.mkdir(artifactsDir, { recursive: true });
+  if (options.checkout.kind === 'path') {
+    return { runDir, checkoutDir: options.checkout.path, artifactsDir, inPlace: true };
+  }
+  const checkoutDir = path.join(runDir, 'checkout');
+  const fresh = !(await exists(path.join(checkoutDir, '.git')));
+  if (fresh) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
+  const wanted = latestCheckoutSnapshot(options.events);
+  if (wanted && (await readMarker(checkoutDir)) !== wanted) {
+    await clearWorkingTree(checkoutDir);
+    await materializeSnapshot(wanted, options.blobs, checkoutDir);
+    await writeMarker(checkoutDir, wanted);
+  }
+  return { runDir, checkoutDir, artifactsDir, inPlace: false };
+}
+
+async function createCheckout(dir: string, checkout: Checkout, env?: NodeJS.ProcessEnv): Promise<void> {
+  await fs.rm(dir, { recursive: true, force: true });
+  await fs.mkdir(path.dirname(dir), { recursive: true });
+  if (checkout.kind === 'git') {
+    await run('git', ['clone', '--quiet', '--no-tags', checkout.url, dir], { env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } });
+    if (checkout.ref) await run('git', ['-C', dir, 'checkout', '--quiet', checkout.ref]);
+    return;
+  }
+  await fs.mkdir(dir, { recursive: true });
+  await run('git', ['init', '--quiet', dir]);
+}
+
+async function clearWorkingTree(dir: string): Promise<void> {
+  for (const entry of await fs.readdir(dir)) {
+    if (entry !== '.git') await fs.rm(path.join(dir, entry), { recursive: true, force: true });
+  }
+}
+
+export async function writeMarker(checkoutDir: string, digest: string): Promise<void> {
+  if (await exists(path.join(checkoutDir, '.git'))) await fs.writeFile(path.join(checkoutDir, MARKER), digest);
+}
+
+async function readMarker(checkoutDir: string): Promise<string | undefined> {
+  try {
+    return (await fs.readFile(path.join(checkoutDir, MARKER), 'utf8')).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await fs.access(p);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { INFRASTRUCTURE } from '@stageflow/messaging';
+import type { Infrastructure } from '@stageflow/runtime';
+import { BearerAuthGuard } from './auth.guard';
+import { ApiErrorFilter } from './errors.filter';
+import type { ReadModels } from './read-models';
+import { RunList } from './run-list';
+import { RunRequests } from './run-requests';
+import { RunsController } from './runs.controller';
+
+@Module({})
+export class ApiModule {
+  static register(readModels: ReadModels): DynamicModule {
+    return {
+      module: ApiModule,
+      controllers: [RunsController],
+      providers: [
+        BearerAuthGuard,
+        ApiErrorFilter,
+        { provide: RunList, useValue: new RunList(readModels) },
+        { provide: RunRequests, useFactory: (infra: Infrastructure) => new RunRequests(infra), inject: [INFRASTRUCTURE] },
+      ],
+    };
+  }
+}

@@ -1,0 +1,4 @@
+export * from './api.module';
+export * from './read-models';
+export * from './run-requests';
+export * from './pipeline-bundle';
