@@ -1,5 +1,6 @@
 export * from './schema';
 export * from './database';
+export * from './embedded';
 export * from './migrate';
 export * from './projector';
 export * from './queries';
