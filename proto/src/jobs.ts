@@ -1,32 +1,28 @@
 /**
  * Work-queue job payloads. A job names an attempt and nothing more: the worker folds the run's
  * events for everything else, so a redelivered or stale job can never carry outdated state.
- * Delivered at least once; handlers must be idempotent on (runId, stageId, attempt).
+ * Delivered at least once; handlers are idempotent on (runId, stageId, attempt).
  */
-import type { AttemptReason } from '@stageflow/domain';
 
-/** On `sf.work.agent`: run the agent session of one stage attempt. */
+/** On `sf.work.agent`: run (or resume) the agent session of one stage attempt. */
 export interface AgentJob {
   readonly runId: string;
   readonly stageId: string;
   readonly attempt: number;
-  /** Why the attempt exists; the same value as its `StageAttemptStarted.reason`. */
-  readonly reason: AttemptReason;
+  /** 0 for the attempt's start; the stream sequence of the operator answer the session resumes after. */
+  readonly resume: number;
 }
-
-/**
- * Why a verification is queued: `envelope_captured` right after the capture; `resume` when a
- * resumed run finds a captured attempt without a recorded verification.
- */
-export type VerifyReason = 'envelope_captured' | 'resume';
 
 /** On `sf.work.verify`: run the after-phase checks of one captured attempt. */
 export interface VerifyJob {
   readonly runId: string;
   readonly stageId: string;
   readonly attempt: number;
-  readonly reason: VerifyReason;
 }
+
+/** Job ids are derived from what the job does, so enqueueing the same work twice adds one job. */
+export const agentJobId = (job: AgentJob) => `agent.${job.runId}.${job.stageId}.${job.attempt}.${job.resume}`;
+export const verifyJobId = (job: VerifyJob) => `verify.${job.runId}.${job.stageId}.${job.attempt}`;
 
 /** Work-queue subjects; `ns` as in the domain's `subjects`. */
 export const workSubjects = (ns = 'sf') => ({

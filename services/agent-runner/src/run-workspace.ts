@@ -67,8 +67,12 @@ export async function prepareWorkspace(options: {
   if (fresh) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
   const wanted = latestCheckoutSnapshot(options.events);
   if (wanted && (await readMarker(checkoutDir)) !== wanted) {
+    // Materialized beside the checkout (snapshots only fill empty folders), then moved in.
+    const incoming = `${checkoutDir}.incoming-${process.pid}-${Date.now()}`;
+    await materializeSnapshot(wanted, options.blobs, incoming);
     await clearWorkingTree(checkoutDir);
-    await materializeSnapshot(wanted, options.blobs, checkoutDir);
+    for (const entry of await fs.readdir(incoming)) await fs.rename(path.join(incoming, entry), path.join(checkoutDir, entry));
+    await fs.rm(incoming, { recursive: true, force: true });
     await writeMarker(checkoutDir, wanted);
   }
   return { runDir, checkoutDir, artifactsDir, inPlace: false };

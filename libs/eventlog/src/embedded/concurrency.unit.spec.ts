@@ -1,0 +1,59 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openEmbedded } from './open';
+
+const COUNT = 300;
+
+function appendInChild(dir: string, writer: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'append-child.js'), dir, writer, String(COUNT)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}: ${stderr}`))));
+  });
+}
+
+describe('embedded: concurrent writers on one file', () => {
+  let dir: string;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sf-eventlog-race-'));
+  });
+
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('loses and duplicates no sequence when two instances and a child process append at once', async () => {
+    const a = openEmbedded({ dir });
+    const b = openEmbedded({ dir });
+    const appendAll = async (instance: typeof a, writer: string) => {
+      for (let i = 0; i < COUNT; i++) await instance.log.append(`sf.evt.race.${writer}`, { writer, i }, { msgId: `${writer}-${i}` });
+    };
+    await Promise.all([appendInChild(dir, 'child'), appendAll(a, 'a'), appendAll(b, 'b')]);
+    const all = await a.log.read('sf.evt.race.*');
+    expect(all.map((m) => m.seq)).toEqual(Array.from({ length: 3 * COUNT }, (_, i) => i + 1));
+    for (const writer of ['a', 'b', 'child']) {
+      const mine = all.filter((m) => m.subject === `sf.evt.race.${writer}`).map((m) => (m.data as { i: number }).i);
+      expect(mine).toEqual(Array.from({ length: COUNT }, (_, i) => i));
+    }
+    await Promise.all([a.close(), b.close()]);
+  }, 30_000);
+
+  it('lets exactly one of two racing instances win an expected-sequence append', async () => {
+    const a = openEmbedded({ dir });
+    const b = openEmbedded({ dir });
+    const subject = 'sf.evt.run.decision';
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).log.append(subject, { i }, { expectedLastSubjectSequence: 0 })),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect((await a.log.readSubject(subject)).messages).toHaveLength(1);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
