@@ -9,7 +9,7 @@ export interface AgentJob {
   readonly runId: string;
   readonly stageId: string;
   readonly attempt: number;
-  /** 0 for the attempt's start; the stream sequence of the operator answer the session resumes after. */
+  /** How many operator answers the attempt had when this job was queued: 0 starts it, n resumes after the n-th answer. */
   readonly resume: number;
 }
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Exchange, StageDefinition } from '@stageflow/domain';
 import { buildPrompt } from './prompt';
-import { ScriptBackend } from './script/script-backend';
+import { ScriptBackend } from './script/script';
 import { parseScript } from './script/script-file';
 import { runSession, type RunSessionOptions, type SessionOutcome } from './session';
 import { makeHost, makeStage, tempRun, type TempRun } from './testing/fixtures';

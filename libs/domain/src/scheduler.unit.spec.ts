@@ -27,7 +27,7 @@ describe('scheduler: starting stages', () => {
 
   it('does nothing for a run that does not exist or has ended', () => {
     given().when(decideAdvance, advance()).thenNothing();
-    given(ev.requested(linear), { ...ev.failed('a'), type: 'RunFailed', reason: 'x' } as never).when(decideAdvance, advance()).thenNothing();
+    given(ev.requested(linear), { v: 1, runId: 'run-1', at: 'x', type: 'RunFailed', reason: 'x' }).when(decideAdvance, advance()).thenNothing();
   });
 
   it('runs sequentially: the successor starts with the parent payload as input and its envelope upstream', () => {
@@ -114,7 +114,7 @@ describe('scheduler: failure and skip cascades', () => {
     g.when(decideAdvance, advance()).then({ type: 'StageSkipped', stageId: 'ship', reason: 'parent_failed' }, { type: 'RunFailed', reason: 'stage tests failed' });
   });
 
-  it('on: [failed] does not launch even after the parent succeeds later… it launches only on success', () => {
+  it('an on: [failed] edge still launches its child when the parent succeeds', () => {
     const p = pipeline(stage('tests', { entry: true, route: [{ to: 'hotfix', on: ['failed'] }] }), stage('hotfix'));
     given(ev.requested(p), ev.passed('tests')).when(decideAdvance, advance()).then({ type: 'StageAttemptStarted', stageId: 'hotfix' });
   });

@@ -11,6 +11,7 @@ import { decideAdvance, type RunEvent } from '@stageflow/domain';
 import { eventStream, INFRASTRUCTURE } from '@stageflow/messaging';
 import type { StoredMessage } from '@stageflow/eventlog';
 import { eventsOf, INPUT_VALIDATOR, runIdOf, type Infrastructure, type InputValidator } from '@stageflow/runtime';
+import { answeredCount } from '@stageflow/agent-runner';
 import { agentJobId, type AgentJob } from './jobs';
 
 
@@ -38,7 +39,9 @@ export class SchedulerController {
     for (const event of events) {
       if (event.type === 'StageAttemptStarted') await this.enqueue({ runId, stageId: event.stageId, attempt: event.attempt, resume: 0 });
       if (event.type === 'OperatorAnswered') {
-        await this.enqueue({ runId, stageId: event.stageId, attempt: event.attempt, resume: message.seq });
+        const { state } = await this.infra.runs.load(runId);
+        const stage = state.stages[event.stageId];
+        if (stage) await this.enqueue({ runId, stageId: event.stageId, attempt: event.attempt, resume: answeredCount(stage, event.attempt) });
       }
     }
     if (events.some((e) => ADVANCING.has(e.type))) {

@@ -6,16 +6,19 @@ import { openEmbedded } from './open';
 
 const COUNT = 300;
 
-function appendInChild(dir: string, writer: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'append-child.js'), dir, writer, String(COUNT)], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+/** Starts a child writer; `ready` resolves once it has opened the log, `go()` starts its appends. */
+function childWriter(dir: string, writer: string): { ready: Promise<void>; done: Promise<void>; go(): void } {
+  const child = spawn(process.execPath, [join(__dirname, 'fixtures', 'append-child.js'), dir, writer, String(COUNT)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const ready = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  const done = new Promise<void>((resolve, reject) => {
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`child exited ${code}: ${stderr}`))));
   });
+  return { ready, done, go: () => child.stdin.end('go\n') };
 }
 
 describe('embedded: concurrent writers on one file', () => {
@@ -35,7 +38,10 @@ describe('embedded: concurrent writers on one file', () => {
     const appendAll = async (instance: typeof a, writer: string) => {
       for (let i = 0; i < COUNT; i++) await instance.log.append(`sf.evt.race.${writer}`, { writer, i }, { msgId: `${writer}-${i}` });
     };
-    await Promise.all([appendInChild(dir, 'child'), appendAll(a, 'a'), appendAll(b, 'b')]);
+    const child = childWriter(dir, 'child');
+    await child.ready;
+    child.go();
+    await Promise.all([child.done, appendAll(a, 'a'), appendAll(b, 'b')]);
     const all = await a.log.read('sf.evt.race.*');
     expect(all.map((m) => m.seq)).toEqual(Array.from({ length: 3 * COUNT }, (_, i) => i + 1));
     for (const writer of ['a', 'b', 'child']) {

@@ -15,8 +15,8 @@ import { DEFAULT_PROJECTOR, lockCheckpoint, writeCheckpoint } from './checkpoint
 import { changedRows } from './diff';
 import { emptyFold, foldEvent, type RunFold } from './fold';
 import { deriveRows } from './rows';
-import { archiveTable, blobsTable, foldsTable, RUN_TABLES, tables, type Cell } from './tables';
-import { toCells, upsert } from './write';
+import { archiveTable, blobsTable, foldsTable, RUN_TABLES, tables } from './tables';
+import { toWriteRows, upsert, type WriteRow } from './write';
 
 export interface ProjectOptions {
   /** Projector (checkpoint) name. Default `readmodels`. */
@@ -117,7 +117,7 @@ async function applyBatch(
   const previous = await loadFolds(trx, [...byRun.keys()], cache);
 
   const blobs = new Map<string, Blob>();
-  const cells: { [T in (typeof RUN_TABLES)[number]]: Cell[][] } = {
+  const cells: { [T in (typeof RUN_TABLES)[number]]: WriteRow[] } = {
     runs: [], stages: [], attempts: [], checks: [], operator_interactions: [], recovery_decisions: [], envelopes: [],
   };
   const folds: RunFold[] = [];
@@ -128,10 +128,10 @@ async function applyBatch(
     if (next === prev) continue;
     folds.push(next.run.runId ? next : { ...next, run: { ...next.run, runId } });
     const changed = changedRows(deriveRows(prev), deriveRows(next));
-    for (const table of RUN_TABLES) cells[table].push(...toCells(tables[table], changed[table], blobs));
+    for (const table of RUN_TABLES) cells[table].push(...toWriteRows(tables[table], changed[table], blobs));
   }
 
-  const archive = toCells(
+  const archive = toWriteRows(
     archiveTable,
     fresh.map(({ seq, message, event }) => ({
       seq,
@@ -143,12 +143,12 @@ async function applyBatch(
     })),
     blobs,
   );
-  const foldCells = folds.map((f): Cell[] => [f.run.runId, f.lastSeq, JSON.stringify(f)]);
+  const foldCells = folds.map((f): WriteRow => ({ run_id: f.run.runId, last_seq: f.lastSeq, state: JSON.stringify(f) }));
 
-  await upsert(trx, blobsTable, [...blobs.values()].map((b) => [b.digest, b.encoding, b.size, b.content]), 'nothing');
+  await upsert(trx, blobsTable, [...blobs.values()].map((b) => ({ ...b })), 'nothing');
   await upsert(trx, archiveTable, archive, 'nothing');
-  for (const table of RUN_TABLES) if (cells[table].length) await upsert(trx, tables[table], cells[table], 'update');
-  if (foldCells.length) await upsert(trx, foldsTable, foldCells, 'update');
+  for (const table of RUN_TABLES) await upsert(trx, tables[table], cells[table], 'update');
+  await upsert(trx, foldsTable, foldCells, 'update');
   await writeCheckpoint(trx, name, last);
   return { result: { applied: fresh.length, skipped, checkpoint: last }, folds };
 }

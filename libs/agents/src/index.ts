@@ -1,0 +1,16 @@
+export type { AgentBackend, AgentSession, JsonMemory, TurnInput, TurnResult } from './backend';
+export { ToolHost, type ToolHostOptions, type ParkedQuestion, type SelfCheck, type SelfCheckResult } from './tools/host';
+export type { ToolResult } from './tools/result';
+export { TOOL_NAMES, type ToolName, type ToolSpec } from './tools/schemas';
+export { artifactsRelDir } from './tools/artifacts';
+export { OUTPUT_CAP_BYTES, ENV_ALLOW_LIST } from './tools/run-command';
+export { runSession, reminderText, type ResumeState, type RunSessionOptions, type SessionOutcome, type SessionFailureKind, type SessionRecorder } from './session';
+export { buildPrompt, type Prompt, type PromptInput } from './prompt';
+export { ScriptBackend } from './script/script';
+export { parseScript, loadScript, ScriptError, type AgentScript, type ScriptStep } from './script/script-file';
+export { OpenAIBackend, type OpenAIBackendOptions } from './llm/openai';
+export { AnthropicBackend, type AnthropicBackendOptions } from './llm/anthropic';
+export { ExecBackend, type ExecBackendOptions } from './exec/exec';
+export { ToolServer } from './exec/tool-server';
+export { stageToolCommand, STAGE_VERBS, type StageVerb, type StageCommandResult } from './exec/tool-client';
+export { stopHook } from './exec/stop-hook';

@@ -1,0 +1,4 @@
+export * from './agent-spec';
+export * from './agent-runner.module';
+export * from './run-workspace';
+export * from './resume';

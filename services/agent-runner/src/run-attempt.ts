@@ -1,0 +1,121 @@
+/**
+ * Runs one stage attempt's agent session on this replica and records what it led to.
+ *
+ * Guarantees:
+ * - The checkout baseline is recorded once, before the agent first acts; a resumed attempt keeps
+ *   it (and its deadline, its operator exchanges, the checkout and the artifacts as left).
+ * - Every outcome is appended through the attempt decider: a capture (with sealed snapshots of
+ *   the checkout and the artifact directory), a failure, or a park on an operator question
+ *   (with the session's resume state, so any replica can continue it).
+ * - Emit rejections and reminders are recorded as they happen.
+ */
+import { randomUUID } from 'node:crypto';
+import { buildPrompt, runSession, ToolHost, type AgentBackend, type ResumeState, type SessionOutcome } from '@stageflow/agents';
+import { checkRequiredOutputs, formatSelfCheck, sealDirectory } from '@stageflow/checks';
+import { decideAttempt, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
+import type { Infrastructure } from '@stageflow/runtime';
+import { validatePayload } from '@stageflow/runtime';
+import { prepareWorkspace, writeMarker, type AttemptWorkspace } from './run-workspace';
+
+/** An attempt command without the fields this module fills in (distributes over the union). */
+type AttemptAction = AttemptCommand extends infer C ? (C extends AttemptCommand ? Omit<C, 'stageId' | 'attempt' | 'now'> : never) : never;
+type Record_ = (action: AttemptAction) => Promise<unknown>;
+
+export interface RunAttemptInput {
+  readonly infra: Infrastructure;
+  readonly backend: AgentBackend;
+  readonly state: RunState;
+  readonly events: readonly RunEvent[];
+  readonly stageId: string;
+  readonly attempt: number;
+  /** Where this replica keeps run directories and checkouts. */
+  readonly root: string;
+  /** Fires on cancel or shutdown. */
+  readonly signal: AbortSignal;
+}
+
+export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome> {
+  const { infra, state, stageId } = input;
+  const stage = stageDefinition(state, stageId)!;
+  const stageState = state.stages[stageId];
+  const attempt = stageState.attempts.find((a) => a.n === input.attempt)!;
+  const record: Record_ = (action) =>
+    infra.runs.execute(state.runId, (current) => decideAttempt({ ...action, stageId, attempt: attempt.n, now: new Date().toISOString() } as AttemptCommand, current));
+
+  const workspace = await prepareWorkspace({ root: input.root, runId: state.runId, stageId, attempt: attempt.n, checkout: state.checkout, events: input.events, blobs: infra.blobs });
+  if (!attempt.baseline) {
+    const baseline = await sealDirectory(workspace.checkoutDir, infra.blobs);
+    await record({ type: 'RecordBaseline', manifest: baseline.digest });
+  }
+  const attemptExchanges = stageState.exchanges.filter((x) => x.attempt === attempt.n);
+  const lastExchange = attemptExchanges[attemptExchanges.length - 1];
+  const resume = lastExchange?.answer ? { state: lastExchange.resume as unknown as ResumeState, exchange: lastExchange } : undefined;
+
+  const host = new ToolHost({
+    runId: state.runId,
+    runDir: workspace.runDir,
+    stage,
+    attempt: attempt.n,
+    checkout: workspace.checkoutDir,
+    validatePayload: (schema, value) => validatePayload(schema, value),
+    exchanges: attemptExchanges,
+    selfCheck: async () => {
+      const result = await checkRequiredOutputs({ items: stage.verify, artifactsDir: workspace.artifactsDir, attemptStartedAt: new Date(attempt.startedAt) });
+      return { ok: result.ok, report: formatSelfCheck(result) };
+    },
+    onRejected: async (reason) => {
+      await record({ type: 'RejectEnvelope', reason });
+    },
+    newExchangeId: () => `x-${randomUUID()}`,
+  });
+  const prompt = buildPrompt({
+    stage,
+    input: attempt.input,
+    upstream: attempt.upstream,
+    ...(attempt.capsule ? { capsule: attempt.capsule } : {}),
+    ...(attempt.guidance ? { guidance: attempt.guidance } : {}),
+    answeredExchanges: stageState.exchanges.filter((x) => x.answer),
+    tools: host.tools().map((t) => t.name),
+  });
+  const outcome = await runSession({
+    backend: input.backend,
+    host,
+    stage,
+    runId: state.runId,
+    attempt: attempt.n,
+    prompt,
+    signal: input.signal,
+    deadlineAt: attempt.deadlineAt,
+    recorder: { onReminder: async (n, lastRejection) => void (await record({ type: 'SendReminder', reminder: n, ...(lastRejection ? { lastRejection } : {}) })) },
+    ...(resume ? { resume } : {}),
+  });
+  await recordOutcome(outcome, workspace, infra, record);
+  return outcome;
+}
+
+async function recordOutcome(
+  outcome: SessionOutcome,
+  workspace: AttemptWorkspace,
+  infra: Infrastructure,
+  record: Record_,
+): Promise<void> {
+  switch (outcome.kind) {
+    case 'emitted': {
+      const checkout = await sealDirectory(workspace.checkoutDir, infra.blobs);
+      const artifacts = await sealDirectory(workspace.artifactsDir, infra.blobs, { ignoreGit: true });
+      await record({ type: 'CaptureEnvelope', envelope: outcome.envelope, checkoutSnapshot: checkout.digest, artifactsSnapshot: artifacts.digest });
+      if (!workspace.inPlace) await writeMarker(workspace.checkoutDir, checkout.digest);
+      return;
+    }
+    case 'failed':
+      await record({ type: 'FailAttempt', kind: outcome.failureKind, reason: outcome.reason, ...(outcome.envelope ? { envelope: outcome.envelope } : {}) });
+      return;
+    case 'parked':
+      await record({ type: 'AskOperator', exchangeId: outcome.exchangeId, question: outcome.question, resume: outcome.resume as unknown as Record<string, unknown> });
+      return;
+    default: {
+      const unreachable: never = outcome;
+      throw new Error(`unknown session outcome ${String(unreachable)}`);
+    }
+  }
+}

@@ -1,0 +1,1 @@
+export const AGENT_BACKEND = Symbol('stageflow.agent-backend');
