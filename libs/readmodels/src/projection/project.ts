@@ -8,7 +8,7 @@
  */
 import { upcast, type RunEvent } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema';
 import type { Blob } from './blobs';
 import { DEFAULT_PROJECTOR, lockCheckpoint, writeCheckpoint } from './checkpoint';
@@ -88,6 +88,8 @@ async function applyBatch(
   messages: readonly StoredMessage[],
   options: ProjectOptions,
 ): Promise<{ result: ProjectResult; folds: RunFold[] }> {
+  // Batches are short, wide statements: JIT compilation would cost more than it saves.
+  await sql`set local jit = off`.execute(trx);
   const checkpoint = await lockCheckpoint(trx, name);
   const cache = options.cache;
   if (cache && cache.checkpoint !== checkpoint) cache.clear();
