@@ -4,6 +4,7 @@ import { registerEnvelope } from './commands/envelope';
 import { registerRun } from './commands/run';
 import { registerRuns } from './commands/runs';
 import { registerServe } from './commands/serve';
+import { registerStage } from './commands/stage';
 import { registerValidate } from './commands/validate';
 import { processOutput, UsageError, type Output } from './output';
 
@@ -21,6 +22,7 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerRuns(program, out, setExit);
   registerEnvelope(program, out, setExit);
   registerServe(program, out, setExit);
+  registerStage(program, out, setExit);
   try {
     await program.parseAsync(argv as string[]);
     return exitCode;

@@ -1,16 +1,27 @@
-/** Builds the configured agent backend, once per process. */
-import { ScriptBackend, type AgentBackend } from '@stageflow/agents';
+/** Builds the configured agent backend, once per process, from the runner's own environment. */
+import { AnthropicBackend, ExecBackend, OpenAIBackend, ScriptBackend, type AgentBackend } from '@stageflow/agents';
 import type { AgentSpec } from './agent-spec';
 
-export async function createBackend(spec: AgentSpec | undefined): Promise<AgentBackend> {
+/** Splits an exec command line on whitespace, honouring simple single and double quotes. */
+export function splitCommand(command: string): string[] {
+  const parts = command.match(/"[^"]*"|'[^']*'|\S+/g) ?? [];
+  return parts.map((p) => (/^(["']).*\1$/.test(p) ? p.slice(1, -1) : p));
+}
+
+export async function createBackend(spec: AgentSpec | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentBackend> {
   if (!spec) throw new Error('this agent-runner has no agent backend configured: pass --agent or set SF_AGENT');
   switch (spec.kind) {
     case 'script':
       return ScriptBackend.fromFile(spec.file);
     case 'openai':
+      return new OpenAIBackend({ env });
     case 'anthropic':
+      return new AnthropicBackend({ env });
     case 'exec':
-      throw new Error(`agent backend ${spec.kind} is not wired yet`);
+      return new ExecBackend({
+        command: splitCommand(spec.command),
+        passEnv: (env.SF_EXEC_PASS_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      });
     default: {
       const unreachable: never = spec;
       throw new Error(`unknown agent ${String(unreachable)}`);

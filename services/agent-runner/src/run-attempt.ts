@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import { buildPrompt, runSession, ToolHost, type AgentBackend, type ResumeState, type SessionOutcome } from '@stageflow/agents';
 import { checkRequiredOutputs, formatSelfCheck, sealDirectory } from '@stageflow/checks';
-import { decideAttempt, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
+import { decideAttempt, loopAllowsSendBack, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
 import type { Infrastructure } from '@stageflow/runtime';
 import { validatePayload } from '@stageflow/runtime';
 import { prepareWorkspace, writeMarker, type AttemptWorkspace } from './run-workspace';
@@ -59,6 +59,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     checkout: workspace.checkoutDir,
     validatePayload: (schema, value) => validatePayload(schema, value),
     exchanges: attemptExchanges,
+    ...(stage.loop ? { loopAllowsSendBack: loopAllowsSendBack(state, stageId) } : {}),
     selfCheck: async () => {
       const result = await checkRequiredOutputs({ items: stage.verify, artifactsDir: workspace.artifactsDir, attemptStartedAt: new Date(attempt.startedAt) });
       return { ok: result.ok, report: formatSelfCheck(result) };
@@ -74,6 +75,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     upstream: attempt.upstream,
     ...(attempt.capsule ? { capsule: attempt.capsule } : {}),
     ...(attempt.guidance ? { guidance: attempt.guidance } : {}),
+    ...(attempt.loopContext ? { loopContext: attempt.loopContext as unknown as Record<string, unknown> } : {}),
     answeredExchanges: stageState.exchanges.filter((x) => x.answer),
     tools: host.tools().map((t) => t.name),
   });

@@ -4,7 +4,6 @@
  */
 import type { Database } from '../schema';
 
-export type Cell = string | number | boolean | null;
 /** A row as derived from a fold: JSON columns hold plain values until written. */
 export type Row = { readonly [column: string]: unknown };
 
