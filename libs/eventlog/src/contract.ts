@@ -103,7 +103,7 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
 
       it('collapses a repeated msg id: same sequence, duplicate true, one message stored', async () => {
         const { log } = await open();
-        const subject = `${ns}.cmd.run.request`;
+        const subject = `${ns}.evt.request.demo`;
         const first = await log.append(subject, { run: 1 }, { msgId: 'req-1' });
         const again = await log.append(subject, { run: 1 }, { msgId: 'req-1' });
         expect(first).toEqual({ seq: 1, duplicate: false });
@@ -120,7 +120,7 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         await log.append(`${ns}.evt.run.a`, 1);
         await log.append(`${ns}.evt.stage.a.s1`, 2);
         await log.append(`${ns}.evt.run.b`, 3);
-        await log.append(`${ns}.cmd.run.request`, 4);
+        await log.append(`${ns}.evt.request.demo`, 4);
         await log.append(`${ns}.evt.run.a`, 5);
         await log.append(`${ns}.evt.stage.b.s2`, 6);
         const data = (messages: readonly StoredMessage[]) => messages.map((m) => m.data);

@@ -15,7 +15,7 @@ export function subjectsFor(namespace: string): Subjects {
   assertName('namespace', namespace);
   return {
     namespace,
-    appendable: [`${namespace}.evt.>`, `${namespace}.cmd.>`, `${namespace}.dead.>`],
+    appendable: [`${namespace}.evt.>`, `${namespace}.dead.>`],
     dead: (queue) => `${namespace}.dead.${queue}`,
     work: (queue) => `${namespace}.work.${queue}`,
   };
@@ -78,7 +78,7 @@ export function intersect(filter: string, space: string): string | undefined {
 }
 
 /**
- * A durable subscription's filter must lie inside one subject space (`<ns>.evt.>`, `<ns>.cmd.>`,
+ * A durable subscription's filter must lie inside one subject space (`<ns>.evt.>`,
  * `<ns>.dead.>`): a JetStream consumer (nats-server 2.9) filters on a subset of one stream subject.
  */
 export function assertSubscribable(subjects: Subjects, filter: string): void {

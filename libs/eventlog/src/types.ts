@@ -154,10 +154,33 @@ export interface BlobStore {
 }
 
 /** One opened log: what `connectJetStream` and `openEmbedded` return. */
+/**
+ * Request-reply commands on the message bus (core NATS, a queue group: each request reaches one
+ * replica). Present only on a deployment with a broker; the embedded log has none.
+ */
+export interface RequestBus {
+  /**
+   * Serves `subject` in queue group `queue`: the handler's result is the JSON reply. A request
+   * that arrives while no replica serves the subject fails at the requester at once ("no
+   * responders"), so nothing is lost silently; the requester retries with the same msg id.
+   */
+  serve(subject: string, queue: string, handler: (request: BusRequest) => Promise<unknown>): Promise<{ stop(): Promise<void> }>;
+}
+
+export interface BusRequest {
+  readonly subject: string;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  readonly data: unknown;
+  readonly raw: string;
+  /** `Nats-Msg-Id`, the idempotency key, when given. */
+  readonly msgId?: string;
+}
+
 export interface EventLogInstance {
   readonly log: EventLog;
   readonly queues: WorkQueues;
   readonly blobs: BlobStore;
+  readonly bus?: RequestBus;
   /**
    * Stops every subscription and consumer without waiting for handlers in flight (their messages
    * are redelivered after their ack wait) and releases the connection or file.

@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connectJetStream, openEmbedded, type BlobStore, type EventLog, type WorkQueues } from '@stageflow/eventlog';
+import { connectJetStream, openEmbedded, type BlobStore, type EventLog, type RequestBus, type WorkQueues } from '@stageflow/eventlog';
 import type { RunEvent } from '@stageflow/domain';
 import type { StageflowConfig } from './config';
 import { RunStore } from './run-store';
@@ -15,6 +15,8 @@ export interface Infrastructure {
   readonly queues: WorkQueues;
   readonly blobs: BlobStore;
   readonly runs: RunStore;
+  /** Request-reply commands; only with a broker (cluster mode). */
+  readonly bus?: RequestBus;
   close(): Promise<void>;
 }
 
@@ -32,7 +34,7 @@ export const QUEUES = {
 } as const;
 
 export async function openInfrastructure(config: StageflowConfig, options: { beforeAppend?: (event: RunEvent) => void; queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>> } = {}): Promise<Infrastructure> {
-  let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; close(): Promise<void> };
+  let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; bus?: RequestBus; close(): Promise<void> };
   if (config.mode === 'cluster') {
     opened = await connectJetStream({
       servers: config.natsUrl!,
@@ -54,6 +56,7 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
     queues: opened.queues,
     blobs: opened.blobs,
     runs: new RunStore(opened.log, config.namespace, options.beforeAppend),
+    ...(opened.bus ? { bus: opened.bus } : {}),
     close: () => opened.close(),
   };
 }

@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { INFRASTRUCTURE } from '@stageflow/messaging';
 import type { Infrastructure } from '@stageflow/runtime';
 import { BearerAuthGuard } from './auth.guard';
+import { BusRequests } from './bus-requests';
 import { ApiErrorFilter } from './errors.filter';
 import type { ReadModels } from './read-models';
 import { RunList } from './run-list';
@@ -17,6 +18,7 @@ export class ApiModule {
       providers: [
         BearerAuthGuard,
         ApiErrorFilter,
+        BusRequests,
         { provide: RunList, useValue: new RunList(readModels) },
         { provide: RunRequests, useFactory: (infra: Infrastructure) => new RunRequests(infra), inject: [INFRASTRUCTURE] },
       ],

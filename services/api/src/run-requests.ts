@@ -80,6 +80,12 @@ export class RunRequests {
     return read.messages[0]?.data.run_id;
   }
 
+  /** Records a refusal and returns the reply that names it. */
+  async refuse(code: string, message: string, idempotencyKey?: string): Promise<RunRequestReply> {
+    await this.reject(code, message, idempotencyKey);
+    return { accepted: false, code, message };
+  }
+
   private async reject(code: string, message: string, idempotencyKey?: string): Promise<void> {
     const event: RunRequestRejected = { v: 1, type: 'RunRequestRejected', at: new Date().toISOString(), code, message, ...(idempotencyKey ? { idempotencyKey } : {}) };
     await this.infra.log.append(subjects(this.infra.config.namespace).runRejections, event);

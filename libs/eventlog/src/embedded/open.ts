@@ -11,7 +11,7 @@ import { Wakeup } from './wakeup';
 export interface EmbeddedOptions {
   /** Directory of the log: `eventlog.sqlite` (plus its WAL files) and `blobs/`. Created if missing. */
   readonly dir: string;
-  /** Subject namespace, as for JetStream: appends go to `<ns>.evt.>`, `<ns>.cmd.>`; dead letters to `<ns>.dead.<queue>`. Default `sf`. */
+  /** Subject namespace, as for JetStream: appends go to `<ns>.evt.>`; dead letters to `<ns>.dead.<queue>`. Default `sf`. */
   readonly namespace?: string;
   /** How often delivery loops look for other processes' writes. Default 25 ms. */
   readonly pollIntervalMs?: number;

@@ -4,6 +4,7 @@ import { connect } from '@nats-io/transport-node';
 import { subjectsFor } from '../subjects';
 import type { EventLogInstance } from '../types';
 import { JetStreamBlobStore } from './blobs';
+import { NatsRequestBus } from './bus';
 import { natsCall } from './errors';
 import { JetStreamEventLog } from './log';
 import { JetStreamWorkQueues } from './queues';
@@ -14,7 +15,7 @@ export interface JetStreamOptions {
   readonly servers: string | readonly string[];
   /**
    * Isolates one deployment (or one test) from another: streams `<NS>_EVENTS`, `<NS>_WORK`,
-   * bucket `<ns>_blobs`, subjects `<ns>.evt.>`, `<ns>.cmd.>`, `<ns>.dead.>`, `<ns>.work.>`. Default `sf`.
+   * bucket `<ns>_blobs`, subjects `<ns>.evt.>`, `<ns>.dead.>`, `<ns>.work.>` (`<ns>.cmd.>` stays out of every stream: commands are request-reply on core NATS). Default `sf`.
    */
   readonly namespace?: string;
   /** Contents of a NATS `.creds` file (JWT + nkey seed). */
@@ -53,6 +54,7 @@ export async function connectJetStream(options: JetStreamOptions): Promise<Event
       log,
       queues,
       blobs,
+      bus: new NatsRequestBus(nc),
       async close() {
         await Promise.all([log.close(), queues.close(), blobs.close()]);
         if (!nc.isClosed()) await nc.close();
