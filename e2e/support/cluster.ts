@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { deleteNamespace } from './events';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
 export const SF = path.join(ROOT, 'bin', 'sf.js');
@@ -47,6 +48,7 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
     SF_NAMESPACE: namespace,
     SF_API_TOKENS: 'e2e-token',
     SF_LOG_LEVEL: 'info',
+    SF_VALIDATE_EVENTS: '1',
     ...extraEnv,
   };
   const processes: ServiceProcess[] = [];
@@ -126,6 +128,7 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
     sf,
     stop: async () => {
       await Promise.all(processes.map((p) => p.kill('SIGKILL')));
+      await deleteNamespace(String(env.NATS_URL), namespace).catch(() => undefined);
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

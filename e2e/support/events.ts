@@ -12,3 +12,19 @@ export async function natsRunEvents(d: Deployment, runId: string): Promise<RunEv
     await js.close();
   }
 }
+
+/** Deletes a deployment's streams and blob bucket (object store `<ns>_blobs` is stream `OBJ_<ns>_blobs`). */
+export async function deleteNamespace(natsUrl: string, namespace: string): Promise<void> {
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: natsUrl });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const upper = namespace.toUpperCase();
+    for (const stream of [`${upper}_EVENTS`, `${upper}_WORK`, `OBJ_${namespace}_blobs`]) {
+      await jsm.streams.delete(stream).catch(() => undefined);
+    }
+  } finally {
+    await nc.close();
+  }
+}

@@ -126,7 +126,10 @@ export interface EnvelopesTable {
 }
 
 export interface EventArchiveTable {
+  /** Stream sequence of the message (one decision) the event was appended in. */
   seq: ColumnType<string, number, number>;
+  /** The event's position within its decision, from 0. */
+  position: number;
   subject: string;
   type: string;
   run_id: string;

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { connectJetStream, openEmbedded, type BlobStore, type EventLog, type RequestBus, type WorkQueues } from '@stageflow/eventlog';
 import type { RunEvent } from '@stageflow/domain';
+import { validateEvent } from '@stageflow/proto';
 import type { StageflowConfig } from './config';
 import { RunStore } from './run-store';
 
@@ -15,6 +16,8 @@ export interface Infrastructure {
   readonly queues: WorkQueues;
   readonly blobs: BlobStore;
   readonly runs: RunStore;
+  /** The delivery limits each work queue was declared with. */
+  readonly queueLimits: Readonly<Record<keyof typeof QUEUES, { readonly ackWaitMs: number; readonly maxDeliver: number }>>;
   /** Request-reply commands; only with a broker (cluster mode). */
   readonly bus?: RequestBus;
   close(): Promise<void>;
@@ -33,6 +36,15 @@ export const QUEUES = {
   verify: { ackWaitMs, maxDeliver },
 } as const;
 
+/**
+ * With `SF_VALIDATE_EVENTS=1` (every test run sets it) each event is checked against its JSON
+ * Schema in proto/ before it is appended; an event that does not match is never stored.
+ */
+function validateAtAppend(event: RunEvent): void {
+  const problem = validateEvent(event);
+  if (problem) throw new Error(`event ${event.type} does not match its schema: ${problem}`);
+}
+
 export async function openInfrastructure(config: StageflowConfig, options: { beforeAppend?: (event: RunEvent) => void; queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>> } = {}): Promise<Infrastructure> {
   let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; bus?: RequestBus; close(): Promise<void> };
   if (config.mode === 'cluster') {
@@ -47,15 +59,19 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
     fs.mkdirSync(dir, { recursive: true });
     opened = await openEmbedded({ dir });
   }
-  for (const [queue, limits] of Object.entries(QUEUES)) {
-    await opened.queues.declare(queue, options.queueOverrides?.[queue as keyof typeof QUEUES] ?? limits);
-  }
+  const queueLimits = {
+    agent: options.queueOverrides?.agent ?? QUEUES.agent,
+    verify: options.queueOverrides?.verify ?? QUEUES.verify,
+  };
+  for (const [queue, limits] of Object.entries(queueLimits)) await opened.queues.declare(queue, limits);
+  const beforeAppend = options.beforeAppend ?? (process.env.SF_VALIDATE_EVENTS === '1' ? validateAtAppend : undefined);
   return {
     config,
     log: opened.log,
     queues: opened.queues,
     blobs: opened.blobs,
-    runs: new RunStore(opened.log, config.namespace, options.beforeAppend),
+    runs: new RunStore(opened.log, config.namespace, beforeAppend),
+    queueLimits,
     ...(opened.bus ? { bus: opened.bus } : {}),
     close: () => opened.close(),
   };

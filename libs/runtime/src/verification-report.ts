@@ -15,6 +15,10 @@ export interface VerificationReport {
     readonly failure: string | null;
     readonly started_at: string;
     readonly finished_at: string | null;
+    /** Every emit the attempt's session rejected (soft rejects), in order. */
+    readonly rejections: readonly string[];
+    /** Reminder turns the session was sent. */
+    readonly reminders: number;
     readonly checks: readonly { id: string; type: string; phase: string; status: string; message?: string; evidence: Record<string, unknown>; started_at: string; finished_at: string }[];
   }[];
 }
@@ -26,7 +30,7 @@ export async function verificationReport(state: RunState, stageId: string, blobs
   for (const a of stage.attempts) {
     const checks = [];
     for (const c of a.checks) checks.push({ ...c, evidence: await resolveEvidence(c.evidence, blobs) });
-    attempts.push({ n: a.n, reason: a.reason, disposition: a.disposition, failure: a.failure, started_at: a.startedAt, finished_at: a.finishedAt ?? null, checks });
+    attempts.push({ n: a.n, reason: a.reason, disposition: a.disposition, failure: a.failure, started_at: a.startedAt, finished_at: a.finishedAt ?? null, rejections: a.rejections, reminders: a.reminders, checks });
   }
   return { run_id: state.runId, stage_id: stageId, status: stage.status, attempts };
 }
@@ -35,6 +39,8 @@ export function formatVerification(report: VerificationReport): string {
   const lines = [`stage ${report.stage_id} of run ${report.run_id}: ${report.status}`];
   for (const a of report.attempts) {
     lines.push(`  attempt ${a.n} (${a.reason}): ${a.disposition}${a.failure ? ` — ${a.failure}` : ''}`);
+    for (const r of a.rejections) lines.push(`    emit rejected: ${r}`);
+    if (a.reminders) lines.push(`    reminders sent: ${a.reminders}`);
     for (const c of a.checks) lines.push(`    ${c.status.padEnd(6)} ${c.id} (${c.type})${c.message ? `: ${c.message}` : ''}`);
   }
   return lines.join('\n');

@@ -53,7 +53,7 @@ export class AgentRunnerController implements OnModuleDestroy {
         ({ state: current }) => current.outcome && cancel.abort(),
         () => undefined,
       );
-    }, 2000);
+    }, Math.max(200, Math.min(2000, Math.floor(this.infra.queueLimits.agent.ackWaitMs / 3))));
     this.logger.info('running attempt', { run: job.runId, stage: job.stageId, attempt: job.attempt, delivery: delivery.deliveryCount });
     try {
       const outcome = await runAttempt({

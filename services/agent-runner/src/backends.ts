@@ -1,6 +1,6 @@
 /** Builds the configured agent backend, once per process, from the runner's own environment. */
 import { AnthropicBackend, ExecBackend, OpenAIBackend, ScriptBackend, type AgentBackend } from '@stageflow/agents';
-import type { AgentSpec } from './agent-spec';
+import { parseAgentSpec, type AgentSpec } from './agent-spec';
 
 /** Splits an exec command line on whitespace, honouring simple single and double quotes. */
 export function splitCommand(command: string): string[] {
@@ -8,7 +8,9 @@ export function splitCommand(command: string): string[] {
   return parts.map((p) => (/^(["']).*\1$/.test(p) ? p.slice(1, -1) : p));
 }
 
-export async function createBackend(spec: AgentSpec | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentBackend> {
+/** The backend of `spec`, or else of `$SF_AGENT` (the same default for `sf serve` and the embedded default). */
+export async function createBackend(given: AgentSpec | undefined, env: NodeJS.ProcessEnv = process.env): Promise<AgentBackend> {
+  const spec = given ?? (env.SF_AGENT ? parseAgentSpec(env.SF_AGENT) : undefined);
   if (!spec) throw new Error('this agent-runner has no agent backend configured: pass --agent or set SF_AGENT');
   switch (spec.kind) {
     case 'script':

@@ -23,6 +23,7 @@ const ADVANCING: ReadonlySet<RunEvent['type']> = new Set([
   'StageSkipped',
   'ManualRecoveryDecided',
   'StageRetryRequested',
+  'FeedbackLoopDecided',
 ]);
 
 @Controller()

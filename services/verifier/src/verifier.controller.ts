@@ -45,6 +45,7 @@ export class VerifierController {
       blobs: this.infra.blobs,
       scratchRoot: path.join(this.infra.config.workDir, 'verify'),
       onProgress: () => void delivery.working().catch(() => undefined),
+      progressIntervalMs: Math.max(200, Math.min(5000, Math.floor(this.infra.queueLimits.verify.ackWaitMs / 3))),
     });
     const checks = await offloadEvidence(results, this.infra.blobs);
     await this.infra.runs.execute(job.runId, (current) =>

@@ -19,6 +19,8 @@ export interface VerifyAttemptInput {
   readonly blobs: BlobStore;
   readonly scratchRoot: string;
   readonly onProgress: () => void;
+  /** How often a running check reports progress; below the job's ack wait so it is never redelivered meanwhile. */
+  readonly progressIntervalMs: number;
 }
 
 export async function verifyAttempt(input: VerifyAttemptInput): Promise<CheckResult[]> {
@@ -63,6 +65,7 @@ export async function verifyAttempt(input: VerifyAttemptInput): Promise<CheckRes
         },
       },
       onProgress: input.onProgress,
+      progressIntervalMs: input.progressIntervalMs,
     });
   } finally {
     await fs.rm(scratch, { recursive: true, force: true });

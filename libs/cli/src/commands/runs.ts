@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { decideOperator, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunState } from '@stageflow/domain';
+import { decideOperator, FEEDBACK_DECISIONS, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunState } from '@stageflow/domain';
 import { parseAgentSpec } from '@stageflow/agent-runner';
 import { eventsOf, formatVerification, loadConfig, runIdOf, verificationReport, type Infrastructure } from '@stageflow/runtime';
 import { cliSummary } from '../cli-summary';
@@ -135,6 +135,21 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
     'retry a stage that failed for a reason other than verification',
     (f) => ({ type: 'RetryStage', stageId: String(f.stage), by: operator(), now: new Date().toISOString() }),
     (c) => c.requiredOption('--stage <id>', 'stage id'),
+  );
+
+  decide(
+    'feedback-decide',
+    'decide a feedback loop parked at max_replays: extend (one more replay), continue, or abandon',
+    (f) => {
+      const decision = FEEDBACK_DECISIONS.find((d) => d === f.decision);
+      if (!decision) throw new UsageError(`--decision must be one of ${FEEDBACK_DECISIONS.join(', ')}`);
+      return { type: 'DecideFeedbackLoop', stageId: String(f.stage), decision, ...(typeof f.reason === 'string' ? { reason: f.reason } : {}), by: operator(), now: new Date().toISOString() };
+    },
+    (c) =>
+      c
+        .requiredOption('--stage <id>', 'the loop source stage')
+        .requiredOption('--decision <extend|continue|abandon>', 'extend: one more replay; continue: go on downstream; abandon: fail the stage')
+        .option('--reason <text>', 'why'),
   );
 
   decide(

@@ -2,10 +2,12 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { init } from './0001_init';
 import { analyticsViews } from './0002_analytics_views';
+import { archivePerEvent } from './0003_archive_per_event';
 
 export const migrations: Readonly<Record<string, Migration>> = {
   '0001_init': init,
   '0002_analytics_views': analyticsViews,
+  '0003_archive_per_event': archivePerEvent,
 };
 
 export const migrationProvider: MigrationProvider = {

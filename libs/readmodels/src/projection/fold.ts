@@ -1,8 +1,9 @@
 /**
  * The projector's fold of one run: the domain's RunState plus the few facts the read model keeps
  * that RunState does not (which attempt a stage succeeded with, when a manual decision was made,
- * which event last changed anything). Pure: the same events in the same order give the same
- * fold, and events at or below `lastSeq` are ignored, so re-applying a prefix changes nothing.
+ * which message last changed anything). Pure: the same messages in the same order give the same
+ * fold, and a message at or below `lastSeq` is ignored, so re-applying a prefix changes nothing.
+ * One message is one decision: its events are folded together, under the message's sequence.
  */
 import { evolve, initialRunState, type RunEvent, type RunState } from '@stageflow/domain';
 import { deepEqual } from './deep-equal';
@@ -11,7 +12,7 @@ export interface RunFold {
   readonly run: RunState;
   /** Highest stream sequence folded in. */
   readonly lastSeq: number;
-  /** Sequence of the last event that changed the fold (a duplicate changes nothing). */
+  /** Sequence of the last message that changed the fold (a duplicate changes nothing). */
   readonly updatedSeq: number;
   /** stageId → attempt the stage succeeded with (its envelope is the accepted one). */
   readonly accepted: { readonly [stageId: string]: number };
@@ -28,18 +29,22 @@ const withoutVersion = (run: RunState): Omit<RunState, 'version'> => {
   return rest;
 };
 
-export function foldEvent(fold: RunFold, seq: number, event: RunEvent): RunFold {
+/** Folds one message's events (one decision), all under the message's stream sequence. */
+export function foldMessage(fold: RunFold, seq: number, events: readonly RunEvent[]): RunFold {
   if (seq <= fold.lastSeq) return fold;
-  const run = evolve(fold.run, event);
+  let run = fold.run;
   let accepted = fold.accepted;
   let decidedAt = fold.decidedAt;
-  if (event.type === 'StageSucceeded' && accepted[event.stageId] !== event.attempt) {
-    accepted = { ...accepted, [event.stageId]: event.attempt };
-  }
-  if (event.type === 'ManualRecoveryDecided') {
-    const key = decisionKey(event.stageId, event.attempt);
-    const decided = run.stages[event.stageId]?.manualRecoveries.some((m) => m.attempt === event.attempt && m.decision);
-    if (decided && decidedAt[key] === undefined) decidedAt = { ...decidedAt, [key]: event.at };
+  for (const event of events) {
+    run = evolve(run, event);
+    if (event.type === 'StageSucceeded' && accepted[event.stageId] !== event.attempt) {
+      accepted = { ...accepted, [event.stageId]: event.attempt };
+    }
+    if (event.type === 'ManualRecoveryDecided') {
+      const key = decisionKey(event.stageId, event.attempt);
+      const decided = run.stages[event.stageId]?.manualRecoveries.some((m) => m.attempt === event.attempt && m.decision);
+      if (decided && decidedAt[key] === undefined) decidedAt = { ...decidedAt, [key]: event.at };
+    }
   }
   const changed =
     accepted !== fold.accepted || decidedAt !== fold.decidedAt || !deepEqual(withoutVersion(fold.run), withoutVersion(run));

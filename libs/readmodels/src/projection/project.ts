@@ -1,19 +1,22 @@
 /**
- * Applying a batch of stored run events to the read model. Guarantees:
+ * Applying a batch of stored run messages (each one decision, `{ events: [...] }`) to the read
+ * model. Guarantees:
  * - one transaction: the rows, the blobs, the archive and the checkpoint commit together or not at all;
  * - messages with seq ≤ the checkpoint are skipped, so redelivery changes nothing;
  * - every write is an upsert of rows derived from the run's fold (see rows.ts), so even a replay
  *   past the checkpoint leaves the tables as they were;
- * - the result does not depend on how the events were cut into batches.
+ * - the result does not depend on how the messages were cut into batches;
+ * - the archive keeps one row per event, keyed by (message seq, position in the decision).
  */
-import { upcast, type RunEvent } from '@stageflow/domain';
+import type { RunEvent } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from '../schema';
 import type { Blob } from './blobs';
 import { DEFAULT_PROJECTOR, lockCheckpoint, writeCheckpoint } from './checkpoint';
 import { changedRows } from './diff';
-import { emptyFold, foldEvent, type RunFold } from './fold';
+import { decisionEvents } from './decode';
+import { emptyFold, foldMessage, type RunFold } from './fold';
 import { deriveRows } from './rows';
 import { archiveTable, blobsTable, foldsTable, RUN_TABLES, tables } from './tables';
 import { toWriteRows, upsert, type WriteRow } from './write';
@@ -33,6 +36,8 @@ export interface ProjectOptions {
 export interface ProjectResult {
   /** Messages applied (above the checkpoint). */
   readonly applied: number;
+  /** Events in the applied messages. */
+  readonly events: number;
   /** Messages skipped as already applied. */
   readonly skipped: number;
   /** The checkpoint after the batch. */
@@ -59,7 +64,7 @@ export class FoldCache {
 interface Decoded {
   readonly seq: number;
   readonly message: StoredMessage;
-  readonly event: RunEvent;
+  readonly events: readonly RunEvent[];
 }
 
 export async function project(
@@ -100,21 +105,24 @@ async function applyBatch(
     const seq = Number(message.seq);
     if (seq <= checkpoint || seen.has(seq)) continue;
     seen.add(seq);
-    fresh.push({ seq, message, event: upcast(message.data) });
+    fresh.push({ seq, message, events: decisionEvents(message) });
   }
   fresh.sort((a, b) => a.seq - b.seq);
   const last = Math.max(checkpoint, fresh.length ? fresh[fresh.length - 1].seq : 0, options.throughSeq ?? 0);
   const skipped = messages.length - fresh.length;
   if (fresh.length === 0) {
     if (last > checkpoint) await writeCheckpoint(trx, name, last);
-    return { result: { applied: 0, skipped, checkpoint: last }, folds: [] };
+    return { result: { applied: 0, events: 0, skipped, checkpoint: last }, folds: [] };
   }
 
   const byRun = new Map<string, Decoded[]>();
   for (const d of fresh) {
-    const list = byRun.get(d.event.runId);
-    if (list) list.push(d);
-    else byRun.set(d.event.runId, [d]);
+    for (const runId of new Set(d.events.map((e) => e.runId))) {
+      const part = { ...d, events: d.events.filter((e) => e.runId === runId) };
+      const list = byRun.get(runId);
+      if (list) list.push(part);
+      else byRun.set(runId, [part]);
+    }
   }
   const previous = await loadFolds(trx, [...byRun.keys()], cache);
 
@@ -123,10 +131,10 @@ async function applyBatch(
     runs: [], stages: [], attempts: [], checks: [], operator_interactions: [], recovery_decisions: [], envelopes: [],
   };
   const folds: RunFold[] = [];
-  for (const [runId, events] of byRun) {
+  for (const [runId, decisions] of byRun) {
     const prev = previous.get(runId) ?? emptyFold();
     let next = prev;
-    for (const d of events) next = foldEvent(next, d.seq, d.event);
+    for (const d of decisions) next = foldMessage(next, d.seq, d.events);
     if (next === prev) continue;
     folds.push(next.run.runId ? next : { ...next, run: { ...next.run, runId } });
     const changed = changedRows(deriveRows(prev), deriveRows(next));
@@ -135,14 +143,17 @@ async function applyBatch(
 
   const archive = toWriteRows(
     archiveTable,
-    fresh.map(({ seq, message, event }) => ({
-      seq,
-      subject: message.subject,
-      type: event.type,
-      run_id: event.runId,
-      at: event.at,
-      body: event,
-    })),
+    fresh.flatMap(({ seq, message, events }) =>
+      events.map((event, position) => ({
+        seq,
+        position,
+        subject: message.subject,
+        type: event.type,
+        run_id: event.runId,
+        at: event.at,
+        body: event,
+      })),
+    ),
     blobs,
   );
   const foldCells = folds.map((f): WriteRow => ({ run_id: f.run.runId, last_seq: f.lastSeq, state: JSON.stringify(f) }));
@@ -152,7 +163,8 @@ async function applyBatch(
   for (const table of RUN_TABLES) await upsert(trx, tables[table], cells[table], 'update');
   await upsert(trx, foldsTable, foldCells, 'update');
   await writeCheckpoint(trx, name, last);
-  return { result: { applied: fresh.length, skipped, checkpoint: last }, folds };
+  const events = fresh.reduce((n, d) => n + d.events.length, 0);
+  return { result: { applied: fresh.length, events, skipped, checkpoint: last }, folds };
 }
 
 async function loadFolds(trx: Transaction<Database>, runIds: string[], cache?: FoldCache): Promise<Map<string, RunFold>> {

@@ -14,7 +14,7 @@ export interface ProjectorOptions {
   readonly name?: string;
   /** Subject filter read from the log. Default `sf.evt.run.>`. */
   readonly filter?: string;
-  /** Events per transaction. Default 500. */
+  /** Messages (decisions) per transaction. Default 500. */
   readonly batchSize?: number;
   /** Idle wait between polls when caught up (a `wake()` cuts it short). Default 250 ms. */
   readonly pollMs?: number;
@@ -29,6 +29,9 @@ export interface ProjectorMetrics {
   readonly lag: number;
   readonly checkpoint: number;
   readonly batches: number;
+  /** Log messages (decisions) projected. */
+  readonly messages: number;
+  /** Events in those messages. */
   readonly events: number;
   readonly errors: number;
   readonly lastError?: string;
@@ -42,7 +45,7 @@ export class Projector {
   private running = false;
   private loop?: Promise<void>;
   private wakeUp?: () => void;
-  private current: ProjectorMetrics = { lag: 0, checkpoint: 0, batches: 0, events: 0, errors: 0 };
+  private current: ProjectorMetrics = { lag: 0, checkpoint: 0, batches: 0, messages: 0, events: 0, errors: 0 };
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -104,7 +107,8 @@ export class Projector {
       lag,
       checkpoint: result.checkpoint,
       batches: this.current.batches + 1,
-      events: this.current.events + result.applied,
+      messages: this.current.messages + result.applied,
+      events: this.current.events + result.events,
     };
     this.options.onLag?.(lag);
     return { applied: result.applied, caughtUp };

@@ -12,12 +12,15 @@ import { FoldCache, project } from './project';
 export interface RebuildOptions {
   readonly name?: string;
   readonly filter?: string;
-  /** Events per transaction. Default 2000. */
+  /** Messages (decisions) per transaction. Default 2000. */
   readonly batchSize?: number;
-  readonly onProgress?: (progress: { events: number; checkpoint: number }) => void;
+  readonly onProgress?: (progress: { messages: number; events: number; checkpoint: number }) => void;
 }
 
 export interface RebuildResult {
+  /** Log messages (decisions) replayed. */
+  readonly messages: number;
+  /** Events in those messages. */
   readonly events: number;
   readonly batches: number;
   readonly checkpoint: number;
@@ -34,19 +37,21 @@ export async function rebuild(db: Kysely<Database>, log: EventLog, options: Rebu
     await trx.deleteFrom('projector_checkpoints').where('name', '=', name).execute();
   });
   const cache = new FoldCache();
+  let messages = 0;
   let events = 0;
   let batches = 0;
   let checkpoint = 0;
   for (;;) {
     const end = await log.lastSequence();
-    const messages = await log.read(filter, checkpoint, batchSize);
-    const done = messages.length < batchSize;
-    const result = await project(db, messages, { name, cache, throughSeq: done ? end : undefined });
-    events += result.applied;
+    const read = await log.read(filter, checkpoint, batchSize);
+    const done = read.length < batchSize;
+    const result = await project(db, read, { name, cache, throughSeq: done ? end : undefined });
+    messages += result.applied;
+    events += result.events;
     batches += 1;
     checkpoint = result.checkpoint;
-    options.onProgress?.({ events, checkpoint });
+    options.onProgress?.({ messages, events, checkpoint });
     if (done) break;
   }
-  return { events, batches, checkpoint, ms: performance.now() - started };
+  return { messages, events, batches, checkpoint, ms: performance.now() - started };
 }

@@ -82,8 +82,8 @@ export const RUN_TABLES = Object.keys(tables) as RunTableName[];
 
 export const archiveTable: TableSpec = {
   name: 'event_archive',
-  key: ['seq'],
-  columns: ['seq', 'subject', 'type', 'run_id', 'at', 'body'],
+  key: ['seq', 'position'],
+  columns: ['seq', 'position', 'subject', 'type', 'run_id', 'at', 'body'],
   json: { body: BLOB_THRESHOLD },
 };
 

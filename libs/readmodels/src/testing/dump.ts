@@ -11,7 +11,7 @@ const ORDER: { readonly [table in keyof Database]: string } = {
   operator_interactions: 'run_id, stage_id, exchange_id',
   recovery_decisions: 'run_id, stage_id, attempt',
   envelopes: 'run_id, stage_id, attempt',
-  event_archive: 'seq',
+  event_archive: 'seq, position',
   run_folds: 'run_id',
   projector_checkpoints: 'name',
 };

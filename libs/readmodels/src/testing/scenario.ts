@@ -152,20 +152,42 @@ export function retryRun(runId: string, start = '2025-03-01T10:01:00.000Z'): Run
   ];
 }
 
-/** Interleaves several runs' events (round robin) into stored messages with seq from `firstSeq`. */
-export function interleave(runs: readonly (readonly RunEvent[])[], firstSeq = 1): StoredMessage<RunEvent>[] {
-  const out: StoredMessage<RunEvent>[] = [];
-  const max = Math.max(...runs.map((r) => r.length));
+/** One log message: one decision's events, as the run store appends them. */
+export interface DecisionBatch {
+  readonly events: readonly RunEvent[];
+}
+
+/** Events that the services append in the same decision as the event before them. */
+const FOLLOW_ON: ReadonlySet<RunEvent['type']> = new Set(['CheckoutBaselineRecorded', 'ManualRecoveryOpened', 'StageSkipped', 'RunFailed', 'RunSucceeded']);
+
+/**
+ * Cuts a run's events into decisions the way the services cut them: a failure together with the
+ * manual decision it opens, a cascade of skips with the run's outcome, a baseline with its start.
+ */
+export function decisions(events: readonly RunEvent[]): RunEvent[][] {
+  const out: RunEvent[][] = [];
+  for (const event of events) {
+    if (out.length > 0 && FOLLOW_ON.has(event.type)) out[out.length - 1].push(event);
+    else out.push([event]);
+  }
+  return out;
+}
+
+/** Interleaves several runs' decisions (round robin) into stored messages with seq from `firstSeq`. */
+export function interleave(runs: readonly (readonly RunEvent[])[], firstSeq = 1): StoredMessage<DecisionBatch>[] {
+  const out: StoredMessage<DecisionBatch>[] = [];
+  const cut = runs.map(decisions);
+  const max = Math.max(...cut.map((r) => r.length));
   for (let i = 0; i < max; i++) {
-    for (const events of runs) {
-      const event = events[i];
-      if (event) out.push({ seq: firstSeq + out.length, subject: `sf.evt.run.${event.runId}`, data: event, time: event.at });
+    for (const batches of cut) {
+      const events = batches[i];
+      if (events) out.push({ seq: firstSeq + out.length, subject: `sf.evt.run.${events[0].runId}`, data: { events }, time: events[0].at });
     }
   }
   return out;
 }
 
-export const scenario = (): { runs: RunEvent[][]; messages: StoredMessage<RunEvent>[] } => {
+export const scenario = (): { runs: RunEvent[][]; messages: StoredMessage<DecisionBatch>[] } => {
   const runs = [shipRun('run-a'), waitingRun('run-b'), retryRun('run-c')];
   return { runs, messages: interleave(runs) };
 };
