@@ -8,19 +8,23 @@ import type { ReadModels } from './read-models';
 import { RunList } from './run-list';
 import { RunRequests } from './run-requests';
 import { RunsController } from './runs.controller';
+import { EventsController } from './events.controller';
+import { PipelinesController } from './pipelines.controller';
+import { PublishedPipelines } from './pipelines';
 
 @Module({})
 export class ApiModule {
   static register(readModels: ReadModels): DynamicModule {
     return {
       module: ApiModule,
-      controllers: [RunsController],
+      controllers: [RunsController, EventsController, PipelinesController],
       providers: [
         BearerAuthGuard,
         ApiErrorFilter,
         BusRequests,
         { provide: RunList, useValue: new RunList(readModels) },
-        { provide: RunRequests, useFactory: (infra: Infrastructure) => new RunRequests(infra), inject: [INFRASTRUCTURE] },
+        { provide: PublishedPipelines, useFactory: (infra: Infrastructure) => new PublishedPipelines(infra.log, infra.config.namespace), inject: [INFRASTRUCTURE] },
+        { provide: RunRequests, useFactory: (infra: Infrastructure, pipelines: PublishedPipelines) => new RunRequests(infra, pipelines), inject: [INFRASTRUCTURE, PublishedPipelines] },
       ],
     };
   }

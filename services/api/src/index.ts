@@ -2,3 +2,4 @@ export * from './api.module';
 export * from './read-models';
 export * from './run-requests';
 export * from './pipeline-bundle';
+export * from './pipelines';

@@ -1,16 +1,17 @@
-import { foldRun, summarizeRun, type RunEvent } from '@stageflow/domain';
+import { foldRun, summarizeRun } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
 import { sql } from 'kysely';
-import { getRunSummary, project, Projector, readCheckpoint, rebuild } from '..';
+import { getRunSummary, project, Projector, readCheckpoint, rebuild, UndecodableMessageError } from '..';
 import { dumpTables, resetTables, type Dump } from '../testing/dump';
 import { MemoryLog } from '../testing/memory-log';
-import { BIG_STDOUT, scenario } from '../testing/scenario';
+import { BIG_STDOUT, scenario, type DecisionBatch } from '../testing/scenario';
 import { openTestDb, type TestDb } from '../testing/test-db';
 
 jest.setTimeout(60_000);
 
 let t: TestDb;
 const { runs, messages } = scenario();
+const eventCount = messages.reduce((n, m) => n + m.data.events.length, 0);
 let once: Dump;
 
 beforeAll(async () => {
@@ -33,8 +34,9 @@ function cut(list: readonly StoredMessage[], at: readonly number[]): StoredMessa
 
 describe('projection', () => {
   it('projects every run of the scenario and advances the checkpoint to the last sequence', () => {
+    expect(messages.filter((m) => m.data.events.length > 1).length).toBeGreaterThanOrEqual(4);
     expect(once.runs).toHaveLength(3);
-    expect(once.event_archive).toHaveLength(messages.length);
+    expect(once.event_archive).toHaveLength(eventCount);
     expect(once.projector_checkpoints).toEqual([{ name: 'readmodels', last_seq: String(messages.length) }]);
   });
 
@@ -52,8 +54,8 @@ describe('projection', () => {
     await resetTables(t.db);
     for (let i = 0; i < messages.length; i++) {
       await project(t.db, [messages[i]]);
-      const runId = messages[i].data.runId;
-      const events = messages.slice(0, i + 1).map((m) => m.data).filter((e) => e.runId === runId);
+      const runId = messages[i].data.events[0].runId;
+      const events = messages.slice(0, i + 1).flatMap((m) => m.data.events).filter((e) => e.runId === runId);
       expect(await getRunSummary(t.db, runId, { includeEnvelopes: true })).toEqual(summarizeRun(foldRun(events), { includeEnvelopes: true }));
     }
   });
@@ -61,7 +63,7 @@ describe('projection', () => {
   it('skips redelivered messages: projecting the log again changes nothing', async () => {
     await freshProjection([messages]);
     const again = await project(t.db, messages);
-    expect(again).toEqual({ applied: 0, skipped: messages.length, checkpoint: messages.length });
+    expect(again).toEqual({ applied: 0, events: 0, skipped: messages.length, checkpoint: messages.length });
     for (const m of messages) await project(t.db, [m, m]);
     expect(await dumpTables(t.db)).toEqual(once);
   });
@@ -78,8 +80,10 @@ describe('projection', () => {
     expect(await dumpTables(t.db)).toEqual(once);
   });
 
-  it('projects every event applied twice (a duplicate under a new sequence) to the same rows', async () => {
-    const doubled: StoredMessage<RunEvent>[] = messages.flatMap((m) => [m, m]).map((m, i) => ({ ...m, seq: i + 1 }));
+  it('projects every event applied twice (in its decision, and the decision again under a new sequence) to the same rows', async () => {
+    const doubled: StoredMessage<DecisionBatch>[] = messages
+      .flatMap((m) => [m, m])
+      .map((m, i) => ({ ...m, seq: i + 1, data: { events: m.data.events.flatMap((e) => [e, e]) } }));
     const dump = await freshProjection([doubled]);
     const strip = (d: Dump): Dump => ({ ...d, event_archive: [], run_folds: [], projector_checkpoints: [] });
     // The last change to each run is the first copy of the event that made it: seq 2k-1 for original seq k.
@@ -96,7 +100,7 @@ describe('projection', () => {
 
   it('gives the same tables whatever the batch boundaries', async () => {
     const n = messages.length;
-    const cuts: number[][] = [[], Array.from({ length: n - 1 }, (_, i) => i + 1), [1], [n - 1], [7, 8, 30], [3, 11, 19, 27, 35, 41]];
+    const cuts: number[][] = [[], Array.from({ length: n - 1 }, (_, i) => i + 1), [1], [n - 1], [7, 8, 30], [3, 11, 19, 27, 35, n - 1]];
     let seed = 42;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     for (let k = 0; k < 4; k++) cuts.push([...new Set(Array.from({ length: 5 }, () => 1 + Math.floor(random() * (n - 1))))].sort((a, b) => a - b));
@@ -122,10 +126,25 @@ describe('projection', () => {
     expect(Number(archived.rows[0].n)).toBeGreaterThanOrEqual(3);
   });
 
+  it('archives one row per event, keyed by its message sequence and position in the decision', async () => {
+    const archive = once.event_archive as { seq: string; position: number; type: string }[];
+    const expected = messages.flatMap((m) => m.data.events.map((e, position) => ({ seq: String(m.seq), position, type: e.type })));
+    expect(archive.map(({ seq, position, type }) => ({ seq, position, type }))).toEqual(expected);
+  });
+
   it('rejects an event of an unknown version and leaves the checkpoint where it was', async () => {
     await freshProjection([messages.slice(0, 5)]);
-    const bad = { seq: 100, subject: 'sf.evt.run.run-z', data: { v: 99, type: 'RunRequested', runId: 'run-z' }, time: '' };
+    const bad = { seq: 100, subject: 'sf.evt.run.run-z', data: { events: [{ v: 99, type: 'RunRequested', runId: 'run-z' }] }, time: '' };
     await expect(project(t.db, [messages[5], bad])).rejects.toThrow(/version 99/);
+    expect(await readCheckpoint(t.db)).toBe(5);
+  });
+
+  it('refuses a message that is not a decision batch, naming it, and leaves the checkpoint where it was', async () => {
+    await freshProjection([messages.slice(0, 5)]);
+    const bare = { seq: 6, subject: 'sf.evt.run.run-a', data: messages[5].data.events[0], time: '' };
+    const refusal = project(t.db, [bare]);
+    await expect(refusal).rejects.toBeInstanceOf(UndecodableMessageError);
+    await expect(project(t.db, [bare])).rejects.toThrow('message 6 on sf.evt.run.run-a: not a decision batch');
     expect(await readCheckpoint(t.db)).toBe(5);
   });
 });
@@ -146,16 +165,16 @@ describe('projector loop and rebuild', () => {
     projector.wake();
     await waitFor(async () => (await projector.lag()) === 0);
     await projector.stop();
-    expect(projector.metrics()).toMatchObject({ lag: 0, events: messages.length, errors: 0 });
+    expect(projector.metrics()).toMatchObject({ lag: 0, messages: messages.length, events: eventCount, errors: 0 });
     expect(lags[lags.length - 1]).toBe(0);
     const live = await dumpTables(t.db, { exclude: ['event_archive', 'projector_checkpoints'] });
 
     const result = await rebuild(t.db, log, { batchSize: 9 });
-    expect(result.events).toBe(messages.length);
+    expect(result).toMatchObject({ messages: messages.length, events: eventCount });
     expect(result.checkpoint).toBe(messages.length + 1);
     expect(await dumpTables(t.db, { exclude: ['event_archive', 'projector_checkpoints'] })).toEqual(live);
     const { event_archive: liveArchive } = await dumpTables(t.db);
-    expect(liveArchive).toHaveLength(messages.length);
+    expect(liveArchive).toHaveLength(eventCount);
   });
 
   it('rebuilds to the same tables as live projection, from scratch and over stale rows', async () => {

@@ -1,6 +1,6 @@
 /**
  * Rebuild throughput against the test Postgres and against embedded PGlite. Prints events/s;
- * SF_BENCH_RUNS scales the log (default 100 runs of ~32 events each).
+ * SF_BENCH_RUNS scales the log (default 100 runs of 32 events in 27 decisions each).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,39 +8,41 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { createDb, getRunSummary, migrateToLatest, rebuild, startEmbeddedPostgres, type Database } from '..';
 import { MemoryLog } from '../testing/memory-log';
-import { shipRun } from '../testing/scenario';
+import { decisions, shipRun } from '../testing/scenario';
 import { openTestDb } from '../testing/test-db';
 
 jest.setTimeout(600_000);
 
 const RUNS = Number(process.env.SF_BENCH_RUNS ?? 100);
 
-async function bigLog(): Promise<MemoryLog> {
+async function bigLog(): Promise<{ log: MemoryLog; events: number }> {
   const log = new MemoryLog();
   const runs = Array.from({ length: RUNS }, (_, i) =>
-    shipRun(`bench-${i}`, new Date(Date.parse('2025-05-01T00:00:00.000Z') + i * 7_000).toISOString()),
+    decisions(shipRun(`bench-${i}`, new Date(Date.parse('2025-05-01T00:00:00.000Z') + i * 7_000).toISOString())),
   );
   // Interleave ~8 runs at a time, as concurrent runs appear in a real log.
   for (let g = 0; g < runs.length; g += 8) {
     const group = runs.slice(g, g + 8);
     for (let i = 0; i < Math.max(...group.map((r) => r.length)); i++) {
-      for (const events of group) if (events[i]) await log.append(`sf.evt.run.${events[i].runId}`, events[i]);
+      for (const batches of group) if (batches[i]) await log.append(`sf.evt.run.${batches[i][0].runId}`, { events: batches[i] });
     }
   }
-  return log;
+  return { log, events: runs.flat(2).length };
 }
 
-async function measure(label: string, db: Kysely<Database>, log: MemoryLog): Promise<number> {
+async function measure(label: string, db: Kysely<Database>, { log, events }: { log: MemoryLog; events: number }): Promise<number> {
   const result = await rebuild(db, log);
   const rate = Math.round((result.events / result.ms) * 1000);
-  console.log(`[readmodels] rebuild ${label}: ${result.events} events in ${Math.round(result.ms)} ms = ${rate} events/s (${result.batches} batches)`);
-  expect(result.events).toBe(log.messages.length);
+  console.log(
+    `[readmodels] rebuild ${label}: ${result.events} events (${result.messages} decisions) in ${Math.round(result.ms)} ms = ${rate} events/s (${result.batches} batches)`,
+  );
+  expect(result).toMatchObject({ messages: log.messages.length, events });
   expect((await getRunSummary(db, `bench-${RUNS - 1}`))?.status).toBe('failed');
   return rate;
 }
 
 describe('rebuild throughput', () => {
-  let log: MemoryLog;
+  let log: { log: MemoryLog; events: number };
   beforeAll(async () => {
     log = await bigLog();
   });
