@@ -1,6 +1,7 @@
 /** The `sf` command. Exit codes: 0 ok / run succeeded, 1 failed or invalid, 2 waiting on an operator. */
 import { Command, CommanderError } from 'commander';
 import { registerEnvelope } from './commands/envelope';
+import { registerPipelines } from './commands/pipelines';
 import { registerRun } from './commands/run';
 import { registerRuns } from './commands/runs';
 import { registerServe } from './commands/serve';
@@ -23,6 +24,7 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerEnvelope(program, out, setExit);
   registerServe(program, out, setExit);
   registerStage(program, out, setExit);
+  registerPipelines(program, out, setExit);
   try {
     await program.parseAsync(argv as string[]);
     return exitCode;

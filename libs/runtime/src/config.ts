@@ -9,6 +9,8 @@ export interface StageflowConfig {
   readonly natsToken?: string;
   /** Path of a NATS `.creds` file: each service authenticates with its own credentials. */
   readonly natsCredentials?: string;
+  readonly natsUser?: string;
+  readonly natsPassword?: string;
   readonly databaseUrl?: string;
   /** Subject and stream namespace; isolates deployments (and tests) on one NATS server. */
   readonly namespace: string;
@@ -16,6 +18,8 @@ export interface StageflowConfig {
   readonly workDir: string;
   /** Bearer tokens the API accepts. */
   readonly apiTokens: readonly string[];
+  /** How long the JetStream streams drop repeated msg ids (`SF_DUPLICATE_WINDOW_MS`); default 2 minutes. Every process of a deployment must agree. */
+  readonly duplicateWindowMs?: number;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfig {
@@ -28,6 +32,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
     natsUrl,
     natsToken: env.NATS_TOKEN || undefined,
     natsCredentials: env.NATS_CREDS || undefined,
+    natsUser: env.NATS_USER || undefined,
+    natsPassword: env.NATS_PASSWORD || undefined,
     databaseUrl,
     namespace: env.SF_NAMESPACE || 'sf',
     workDir: path.resolve(env.SF_WORK_DIR || path.join(home, 'work')),
@@ -35,5 +41,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
       .split(',')
       .map((t) => t.trim())
       .filter(Boolean),
+    ...(Number(env.SF_DUPLICATE_WINDOW_MS) > 0 ? { duplicateWindowMs: Number(env.SF_DUPLICATE_WINDOW_MS) } : {}),
   };
 }

@@ -53,6 +53,8 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
       namespace: config.namespace,
       ...(config.natsToken ? { token: config.natsToken } : {}),
       ...(config.natsCredentials ? { credentials: fs.readFileSync(config.natsCredentials, 'utf8') } : {}),
+      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+      ...(config.duplicateWindowMs ? { duplicateWindowMs: config.duplicateWindowMs } : {}),
     });
   } else {
     const dir = path.join(config.home, 'log');

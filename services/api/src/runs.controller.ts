@@ -1,21 +1,27 @@
-/** REST for operators and services (DESIGN.md §3). Reads fold the log; decisions go through the deciders. */
+/**
+ * REST for operators and services (DESIGN.md §3). Reads fold the log; decisions go through the
+ * deciders via RunOperations (shared with MCP). Every decision route takes an `Idempotency-Key`
+ * header: the same key makes one decision and returns the same response.
+ */
 import { Body, Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, UseFilters, UseGuards } from '@nestjs/common';
-import { decideOperator, InvalidCommand, summarizeRun, type OperatorAnswer, type OperatorCommand, type RunRequestCommand, type RunState } from '@stageflow/domain';
-import { INFRASTRUCTURE } from '@stageflow/messaging';
-import { verificationReport, type Infrastructure } from '@stageflow/runtime';
+import { InvalidCommand, type OperatorCommand, type RunRequestCommand } from '@stageflow/domain';
 import { BearerAuthGuard, callerOf } from './auth.guard';
-import { ApiErrorFilter, NotFound } from './errors.filter';
+import { answerCommand, cancelCommand, feedbackCommand, fields, recoverCommand, retryCommand, stopCommand, type Origin } from './decision-input';
+import { ApiErrorFilter } from './errors.filter';
+import { RunOperations } from './operations';
 import { RunRequests } from './run-requests';
 import { RunList } from './run-list';
 
 type Headers_ = Record<string, string | undefined>;
+
+const origin = (headers: Headers_): Origin => ({ by: callerOf(headers), now: new Date().toISOString() });
 
 @Controller('api/runs')
 @UseGuards(BearerAuthGuard)
 @UseFilters(ApiErrorFilter)
 export class RunsController {
   constructor(
-    @Inject(INFRASTRUCTURE) private readonly infra: Infrastructure,
+    @Inject(RunOperations) private readonly ops: RunOperations,
     @Inject(RunRequests) private readonly requests: RunRequests,
     @Inject(RunList) private readonly list: RunList,
   ) {}
@@ -38,61 +44,58 @@ export class RunsController {
 
   @Get(':runId')
   async getRun(@Param('runId') runId: string) {
-    return summarizeRun(await this.existing(runId));
+    return this.ops.run(runId);
   }
 
   @Get(':runId/stages/:stageId/verification')
   async verification(@Param('runId') runId: string, @Param('stageId') stageId: string) {
-    return verificationReport(await this.existing(runId), stageId, this.infra.blobs);
+    return this.ops.verification(runId, stageId);
   }
 
   @Get(':runId/stages/:stageId/envelope')
   async envelope(@Param('runId') runId: string, @Param('stageId') stageId: string) {
-    const state = await this.existing(runId);
-    const stage = state.stages[stageId];
-    if (!stage) throw new NotFound('stage.not_found', `run ${runId} has no stage ${stageId}`);
-    const last = [...stage.attempts].reverse().find((a) => a.envelope);
-    const envelope = stage.envelope ?? last?.envelope;
-    if (!envelope) throw new NotFound('envelope.not_found', `stage ${stageId} has no envelope yet`);
-    return { run_id: runId, stage_id: stageId, accepted: stage.status === 'succeeded', attempt: last?.n ?? null, envelope };
+    return this.ops.envelope(runId, stageId);
   }
 
   @Post(':runId/stages/:stageId/recovery')
-  async recover(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: { guidance?: unknown }, @Headers() headers: Headers_) {
-    if (typeof body?.guidance !== 'string' || !body.guidance.trim()) throw new InvalidCommand('recovery.guidance_required', 'body must be {"guidance": "<instructions>"}');
-    return this.decide(runId, { type: 'RecoverWithGuidance', stageId, guidance: body.guidance, by: callerOf(headers), now: new Date().toISOString() });
+  @HttpCode(200)
+  async recover(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    return this.decide(runId, recoverCommand(stageId, fields(body, ['guidance'], 'recovery'), origin(headers)), headers);
   }
 
   @Post(':runId/stages/:stageId/recovery/stop')
-  async stopRecovery(@Param('runId') runId: string, @Param('stageId') stageId: string, @Headers() headers: Headers_) {
-    return this.decide(runId, { type: 'StopManualRecovery', stageId, by: callerOf(headers), now: new Date().toISOString() });
+  @HttpCode(200)
+  async stopRecovery(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    fields(body, [], 'recovery/stop');
+    return this.decide(runId, stopCommand(stageId, origin(headers)), headers);
   }
 
   @Post(':runId/stages/:stageId/answer')
-  async answer(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: OperatorAnswer, @Headers() headers: Headers_) {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidCommand('answer.invalid', 'body must be {"decision"?, "text"?, "answers"?}');
-    return this.decide(runId, { type: 'AnswerOperator', stageId, answer: body, by: callerOf(headers), now: new Date().toISOString() });
+  @HttpCode(200)
+  async answer(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    return this.decide(runId, answerCommand(stageId, fields(body, ['decision', 'text', 'answers'], 'answer'), origin(headers)), headers);
+  }
+
+  @Post(':runId/stages/:stageId/feedback-decision')
+  @HttpCode(200)
+  async feedbackDecision(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    return this.decide(runId, feedbackCommand(stageId, fields(body, ['decision', 'loop_id', 'reason'], 'feedback-decision'), origin(headers)), headers);
   }
 
   @Post(':runId/stages/:stageId/retry')
-  async retry(@Param('runId') runId: string, @Param('stageId') stageId: string, @Headers() headers: Headers_) {
-    return this.decide(runId, { type: 'RetryStage', stageId, by: callerOf(headers), now: new Date().toISOString() });
+  @HttpCode(200)
+  async retry(@Param('runId') runId: string, @Param('stageId') stageId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    fields(body, [], 'retry');
+    return this.decide(runId, retryCommand(stageId, origin(headers)), headers);
   }
 
   @Post(':runId/cancel')
-  async cancel(@Param('runId') runId: string, @Body() body: { reason?: string }, @Headers() headers: Headers_) {
-    return this.decide(runId, { type: 'CancelRun', by: callerOf(headers), ...(typeof body?.reason === 'string' ? { reason: body.reason } : {}), now: new Date().toISOString() });
+  @HttpCode(200)
+  async cancel(@Param('runId') runId: string, @Body() body: unknown, @Headers() headers: Headers_) {
+    return this.decide(runId, cancelCommand(fields(body, ['reason'], 'cancel'), origin(headers)), headers);
   }
 
-  private async existing(runId: string): Promise<RunState> {
-    const { state } = await this.infra.runs.load(runId);
-    if (!state.exists) throw new NotFound('run.not_found', `run ${runId} not found`);
-    return state;
-  }
-
-  private async decide(runId: string, command: OperatorCommand) {
-    await this.existing(runId);
-    const { state } = await this.infra.runs.execute(runId, (current) => decideOperator(command, current));
-    return summarizeRun(state);
+  private decide(runId: string, command: OperatorCommand, headers: Headers_) {
+    return this.ops.decide(runId, command, headers['idempotency-key']);
   }
 }

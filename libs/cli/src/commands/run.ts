@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { decideRequest } from '@stageflow/domain';
+import { decideRequest, type Checkout } from '@stageflow/domain';
 import { parseAgentSpec } from '@stageflow/agent-runner';
 import { loadConfig } from '@stageflow/runtime';
 import { newRunId } from '../ids';
@@ -7,6 +7,7 @@ import type { Output } from '../output';
 import { UsageError } from '../output';
 import { loadValidPipeline, parseLabels, resolveCheckout, resolveInput } from '../run-request';
 import { openSession, runInForeground } from '../session';
+import { runOnServer } from '../remote/run';
 
 interface RunFlags {
   pipeline: string;
@@ -18,6 +19,9 @@ interface RunFlags {
   include?: string;
   label: string[];
   detach?: boolean;
+  server?: string;
+  git?: string;
+  ref?: string;
 }
 
 export function registerRun(program: Command, out: Output, setExit: (code: number) => void): void {
@@ -33,12 +37,21 @@ export function registerRun(program: Command, out: Output, setExit: (code: numbe
     .option('--include <what>', 'with --json: "stages" adds each stage\'s accepted envelope')
     .option('--label <key=value>', 'label the run (repeatable)', (v: string, acc: string[]) => [...acc, v], [])
     .option('--detach', 'print the run id and return at once')
+    .option('--server <api-url>', 'run on a cluster through its API (token from SF_API_TOKEN): the pipeline is sent inline')
+    .option('--git <url>', 'the run works in a clone of this repository (cloned by the agent-runner)')
+    .option('--ref <ref>', 'with --git: the branch, tag or commit to check out')
     .action(async (flags: RunFlags) => {
       if (flags.include !== undefined && flags.include !== 'stages') throw new UsageError(`--include ${flags.include}: only "stages" is known`);
       const pipeline = loadValidPipeline(flags.pipeline);
       const input = resolveInput(pipeline, flags);
-      const checkout = resolveCheckout(flags.checkout);
+      if (flags.git !== undefined && flags.checkout !== undefined) throw new UsageError('give --git or --checkout, not both');
+      if (flags.ref !== undefined && flags.git === undefined) throw new UsageError('--ref needs --git <url>');
+      const checkout: Checkout = flags.git !== undefined ? { kind: 'git', url: flags.git, ref: flags.ref ?? 'HEAD' } : resolveCheckout(flags.checkout);
       const labels = parseLabels(flags.label);
+      if (flags.server !== undefined) {
+        setExit(await runOnServer({ server: flags.server, pipeline: flags.pipeline, input: flags.input, task: flags.task, checkout, labels, json: Boolean(flags.json), includeStages: flags.include === 'stages', detach: Boolean(flags.detach) }, out));
+        return;
+      }
       const config = loadConfig();
       if (config.mode === 'cluster' && checkout.kind === 'path') {
         throw new UsageError('--checkout <dir> works only in the embedded default: a cluster cannot see this machine\'s files');

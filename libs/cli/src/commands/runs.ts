@@ -7,6 +7,7 @@ import { exitCodeFor } from '../exit-codes';
 import { UsageError, type Output } from '../output';
 import { board } from '../progress';
 import { openLog, openSession, runInForeground } from '../session';
+import { decideOnServer, showOnServer, verifyOnServer } from '../remote/runs';
 
 async function withLog<T>(fn: (infra: Infrastructure) => Promise<T>): Promise<T> {
   const infra = await openLog();
@@ -62,7 +63,9 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
     .requiredOption('--run <id>', 'run id')
     .option('--json', 'print the run summary as JSON')
     .option('--include <what>', '"stages" adds each stage\'s envelope')
-    .action(async (flags: { run: string; json?: boolean; include?: string }) => {
+    .option('--server <api-url>', 'a cluster\'s API (token from SF_API_TOKEN) instead of the log')
+    .action(async (flags: { run: string; json?: boolean; include?: string; server?: string }) => {
+      if (flags.server !== undefined) return setExit(await showOnServer(flags.server, flags.run, out, { json: Boolean(flags.json), includeStages: flags.include === 'stages' }));
       const state = await withLog((infra) => loadExisting(infra, flags.run));
       const summary = cliSummary(state, loadConfig(), flags.include === 'stages');
       out.out(flags.json ? JSON.stringify(summary, null, 2) : board(summary));
@@ -75,7 +78,9 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
     .requiredOption('--run <id>', 'run id')
     .requiredOption('--stage <id>', 'stage id')
     .option('--json', 'print JSON')
-    .action(async (flags: { run: string; stage: string; json?: boolean }) => {
+    .option('--server <api-url>', 'a cluster\'s API (token from SF_API_TOKEN) instead of the log')
+    .action(async (flags: { run: string; stage: string; json?: boolean; server?: string }) => {
+      if (flags.server !== undefined) return setExit(await verifyOnServer(flags.server, flags.run, flags.stage, out, Boolean(flags.json)));
       const report = await withLog(async (infra) => verificationReport(await loadExisting(infra, flags.run), flags.stage, infra.blobs));
       out.out(flags.json ? JSON.stringify(report, null, 2) : formatVerification(report));
       setExit(0);
@@ -86,8 +91,10 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
       .option('--json', 'print the run summary as JSON when it stops')
       .option('--agent <spec>', 'embedded default: the agent backend that continues the run')
       .option('--no-wait', 'record the decision and return without continuing the run')
+      .option('--server <api-url>', 'a cluster\'s API (token from SF_API_TOKEN) instead of the log')
       .action(async (flags: Record<string, string | boolean | undefined>) => {
         const command = build(flags);
+        if (typeof flags.server === 'string') return setExit(await decideOnServer(flags.server, String(flags.run), command, out, { json: Boolean(flags.json), wait: flags.wait !== false }));
         const agent = typeof flags.agent === 'string' ? parseAgentSpec(flags.agent) : undefined;
         const config = loadConfig();
         const session = flags.wait === false ? await logOnly() : await openSession(config, agent);

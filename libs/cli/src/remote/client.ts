@@ -3,13 +3,14 @@
  * `SF_API_TOKEN`. A refusal by the API (4xx with `{error, message}`) becomes a UsageError naming
  * the API's code, so it prints as `sf: …` and exits 1 like the same refusal in the embedded default.
  */
-import type { InlinePipelineBundle, OperatorAnswer, RunRequestCommand, RunSummary } from '@stageflow/domain';
+import type { InlinePipelineBundle, OperatorAnswer, RunEvent, RunRequestCommand, RunSummary } from '@stageflow/domain';
+import type { VerificationReport } from '@stageflow/runtime';
 import { UsageError } from '../output';
 
 export interface RunEventsPage {
   readonly run_id: string;
   readonly last_seq: number;
-  readonly events: readonly import('@stageflow/domain').RunEvent[];
+  readonly events: readonly RunEvent[];
 }
 
 export interface PublishReply {
@@ -54,7 +55,7 @@ export class ApiClient {
     return this.call('GET', `/api/runs/${enc(runId)}/events?after=${after}&wait_ms=${waitMs}`);
   }
 
-  verification(runId: string, stageId: string): Promise<unknown> {
+  verification(runId: string, stageId: string): Promise<VerificationReport> {
     return this.call('GET', `/api/runs/${enc(runId)}/stages/${enc(stageId)}/verification`);
   }
 

@@ -21,6 +21,9 @@ export interface JetStreamOptions {
   /** Contents of a NATS `.creds` file (JWT + nkey seed). */
   readonly credentials?: string;
   readonly token?: string;
+  /** User and password (each service has its own; see infra/nats/nats.conf). */
+  readonly user?: string;
+  readonly pass?: string;
   /** How long the streams remember msg ids to drop duplicates. Default 2 minutes. */
   readonly duplicateWindowMs?: number;
 }
@@ -40,6 +43,7 @@ export async function connectJetStream(options: JetStreamOptions): Promise<Event
       servers: typeof options.servers === 'string' ? options.servers : [...options.servers],
       maxReconnectAttempts: -1,
       ...(options.token !== undefined ? { token: options.token } : {}),
+      ...(options.user !== undefined ? { user: options.user, pass: options.pass } : {}),
       ...(options.credentials !== undefined ? { authenticator: credsAuthenticator(new TextEncoder().encode(options.credentials)) } : {}),
     }),
   );

@@ -1,0 +1,41 @@
+/**
+ * Request size limits. A JSON body over its limit is refused with 413 before any route or guard
+ * sees it: 4 MiB for `POST /api/runs` (an inline pipeline bundle is at most 2 MiB of files), 1 MiB
+ * for everything else (decisions, answers, MCP messages).
+ *
+ * The parsers are installed while the module is instantiated, which is before the HTTP adapter
+ * registers its default JSON parser; the adapter then skips its own (it adds a parser only when
+ * none named `jsonParser` is installed), so these limits are the only ones in force.
+ */
+import { HttpAdapterHost } from '@nestjs/core';
+import type { Provider } from '@nestjs/common';
+
+export const RUN_REQUEST_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+
+interface RequestHead {
+  readonly method?: string;
+  readonly url?: string;
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
+interface BodyParserHost {
+  useBodyParser?(type: 'json', rawBody: boolean, options: { limit: number; type: (req: RequestHead) => boolean }): unknown;
+}
+
+const isJson = (req: RequestHead) => /^application\/(?:[\w.+-]+\+)?json(?:\s*;|\s*$)/i.test(String(req.headers['content-type'] ?? ''));
+const isRunRequest = (req: RequestHead) => req.method === 'POST' && /^\/api\/runs\/?(?:\?|$)/.test(req.url ?? '');
+
+export const BODY_LIMITS = Symbol('stageflow.api.body-limits');
+
+export const bodyLimitsProvider: Provider = {
+  provide: BODY_LIMITS,
+  inject: [HttpAdapterHost],
+  useFactory: (host: HttpAdapterHost) => {
+    const adapter = host.httpAdapter as unknown as BodyParserHost | undefined;
+    if (!adapter?.useBodyParser) throw new Error('the API needs an HTTP adapter that accepts body parsers (express)');
+    adapter.useBodyParser('json', false, { limit: RUN_REQUEST_BODY_LIMIT_BYTES, type: (req) => isJson(req) && isRunRequest(req) });
+    adapter.useBodyParser('json', false, { limit: BODY_LIMIT_BYTES, type: (req) => isJson(req) && !isRunRequest(req) });
+    return { runRequest: RUN_REQUEST_BODY_LIMIT_BYTES, other: BODY_LIMIT_BYTES };
+  },
+};

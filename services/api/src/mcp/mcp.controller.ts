@@ -1,0 +1,40 @@
+/**
+ * MCP over streamable HTTP at `/mcp`, behind the API's bearer auth. Stateless: every POST gets a
+ * fresh server and transport (no session to lose when a replica goes away), and the reply is one
+ * JSON response. GET and DELETE (a session's stream and its end) are refused with 405.
+ */
+import { All, Controller, Inject, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { BearerAuthGuard, callerOf } from '../auth.guard';
+import { ApiErrorFilter } from '../errors.filter';
+import { RunOperations } from '../operations';
+import { createMcpServer } from './tools';
+
+type Request_ = IncomingMessage & { body?: unknown; headers: Record<string, string | undefined> };
+
+@Controller('mcp')
+@UseGuards(BearerAuthGuard)
+@UseFilters(ApiErrorFilter)
+export class McpController {
+  constructor(@Inject(RunOperations) private readonly ops: RunOperations) {}
+
+  @Post()
+  async post(@Req() req: Request_, @Res() res: ServerResponse): Promise<void> {
+    const server = createMcpServer(this.ops, callerOf(req.headers).replace(/^api:/, 'mcp:'));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  @All()
+  other(@Res() res: ServerResponse): void {
+    res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' }).end(
+      JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'this MCP endpoint is stateless: only POST is served' }, id: null }),
+    );
+  }
+}
