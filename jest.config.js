@@ -24,7 +24,7 @@ const common = {
 module.exports = {
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/**/*.unit.spec.ts'] },
-    { ...common, displayName: 'int', testMatch: ['<rootDir>/**/*.int.spec.ts'], globalSetup: '<rootDir>/scripts/jest-services.js' },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/**/*.e2e.spec.ts'], globalSetup: '<rootDir>/scripts/jest-services.js' },
+    { ...common, displayName: 'int', testMatch: ['<rootDir>/**/*.int.spec.ts'], globalSetup: '<rootDir>/scripts/jest-services.js', globalTeardown: '<rootDir>/scripts/jest-services-teardown.js' },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/**/*.e2e.spec.ts'], globalSetup: '<rootDir>/scripts/jest-services.js', globalTeardown: '<rootDir>/scripts/jest-services-teardown.js' },
   ],
 };

@@ -1,7 +1,8 @@
 /**
  * The scheduler end to end: DAG semantics with every service as its own OS process against real
  * NATS and Postgres, driven by the script agent (e2e/fixtures/scheduler/agent.script.yaml). One
- * deployment serves every scenario; each scenario is its own run.
+ * deployment serves every scenario; each scenario is its own run, and the runs are started together
+ * in beforeAll (they are independent) so the file costs the longest scenario, not their sum.
  */
 import * as path from 'node:path';
 import type { RunEvent } from '@stageflow/domain';
@@ -26,6 +27,11 @@ interface RunSummary {
 }
 
 /** `[id, status, skip_reason, attempts]` per stage, in summary order. */
+function summaryOf(what: string, result: { code: number; stdout: string; stderr: string }): { code: number; summary: RunSummary } {
+  if (!result.stdout.trim()) throw new Error(`${what} printed no summary (exit ${result.code}):\n${result.stderr.slice(-3000)}`);
+  return { code: result.code, summary: JSON.parse(result.stdout) as RunSummary };
+}
+
 const board = (summary: RunSummary) => summary.stages.map((s) => [s.id, s.status, s.skip_reason ?? null, s.attempts.length]);
 
 function started(events: readonly RunEvent[], stageId: string) {
@@ -35,22 +41,39 @@ function started(events: readonly RunEvent[], stageId: string) {
 describe('scheduler e2e', () => {
   let d: Deployment;
 
+  type Finished = { readonly code: number; readonly summary: RunSummary };
+  const scenarios: { [name: string]: Promise<Finished> } = {};
+  const parkedLoops: { [decision: string]: Promise<{ parked: Finished; decided: Finished }> } = {};
+
+  /** Runs a fixture pipeline through the cluster and returns the exit code and the summary. */
+  async function run(pipeline: string): Promise<Finished> {
+    return summaryOf(`sf run ${pipeline}`, await d.sf(['run', '--pipeline', path.join(FIXTURES, `${pipeline}.pipeline.yaml`), '--json'], { timeoutMs: 80_000 }));
+  }
+
+  /** Runs loop-wait until it parks (w_review sent back twice, one replay allowed), then decides. */
+  async function parkThenDecide(decision: string): Promise<{ parked: Finished; decided: Finished }> {
+    const parked = await run('loop-wait');
+    const args = ['runs', 'feedback-decide', '--run', parked.summary.run_id, '--stage', 'w_review', '--decision', decision, '--json'];
+    return { parked, decided: summaryOf(`sf runs feedback-decide ${decision}`, await d.sf(args, { timeoutMs: 80_000 })) };
+  }
+
+  /** Started now, awaited by its test; a rejection is reported there, never as unhandled. */
+  function eager<T>(work: Promise<T>): Promise<T> {
+    work.catch(() => undefined);
+    return work;
+  }
+
   beforeAll(async () => {
     assertBuilt();
     d = deployment();
     await Promise.all([d.start('scheduler'), d.start('recovery'), d.start('verifier'), d.start('agent-runner', ['--agent', AGENT])]);
+    for (const name of ['diamond', 'if-skip', 'failed-join', 'loop', 'clone']) scenarios[name] = eager(run(name));
+    for (const decision of ['extend', 'continue', 'abandon']) parkedLoops[decision] = eager(parkThenDecide(decision));
   });
   afterAll(async () => d?.stop());
 
-  /** Runs a fixture pipeline through the cluster and returns the exit code and the summary. */
-  async function run(pipeline: string): Promise<{ code: number; summary: RunSummary }> {
-    const result = await d.sf(['run', '--pipeline', path.join(FIXTURES, `${pipeline}.pipeline.yaml`), '--json']);
-    if (!result.stdout.trim()) throw new Error(`sf run ${pipeline} printed no summary (exit ${result.code}):\n${result.stderr.slice(-3000)}`);
-    return { code: result.code, summary: JSON.parse(result.stdout) as RunSummary };
-  }
-
   it('a diamond join runs once both branches succeeded, with upstream keyed in YAML declaration order', async () => {
-    const { code, summary } = await run('diamond');
+    const { code, summary } = await scenarios['diamond'];
     expect(code).toBe(0);
     expect(board(summary)).toEqual([
       ['d_root', 'succeeded', null, 1],
@@ -67,7 +90,7 @@ describe('scheduler e2e', () => {
   });
 
   it('an `if` that misses skips its successor with if_miss, and the skip cascades', async () => {
-    const { code, summary } = await run('if-skip');
+    const { code, summary } = await scenarios['if-skip'];
     expect(code).toBe(0);
     expect(summary.status).toBe('succeeded');
     expect(board(summary)).toEqual([
@@ -79,7 +102,7 @@ describe('scheduler e2e', () => {
   });
 
   it('a failed branch keeps the join pending and fails the run', async () => {
-    const { code, summary } = await run('failed-join');
+    const { code, summary } = await scenarios['failed-join'];
     expect(code).toBe(1);
     expect(summary.status).toBe('failed');
     expect(board(summary)).toEqual([
@@ -94,7 +117,7 @@ describe('scheduler e2e', () => {
   });
 
   it('a feedback loop sends back once, replays with the loop context, then continues', async () => {
-    const { code, summary } = await run('loop');
+    const { code, summary } = await scenarios.loop;
     expect(code).toBe(0);
     expect(board(summary)).toEqual([
       ['l_plan', 'succeeded', null, 1],
@@ -128,41 +151,38 @@ describe('scheduler e2e', () => {
   });
 
   describe('a loop past max_replays under wait_for_human', () => {
-    /** Runs loop-wait until it parks: w_review sent back twice, one replay allowed. */
-    async function parked(): Promise<string> {
-      const { code, summary } = await run('loop-wait');
-      expect(code).toBe(2);
-      expect(summary.status).toBe('waiting');
-      expect(board(summary)).toEqual([
+    /** The run parked: exit 2, w_review waiting after one replay, w_ship not started. */
+    async function expectParked(parked: Finished): Promise<void> {
+      expect(parked.code).toBe(2);
+      expect(parked.summary.status).toBe('waiting');
+      expect(board(parked.summary)).toEqual([
         ['w_build', 'succeeded', null, 2],
         ['w_review', 'waiting', null, 2],
         ['w_ship', 'pending', null, 0],
       ]);
-      const events = await natsRunEvents(d, summary.run_id);
+      const events = await natsRunEvents(d, parked.summary.run_id);
       expect(events.filter((e) => e.type === 'FeedbackLoopParked')).toEqual([expect.objectContaining({ stageId: 'w_review', attempt: 2, replays: 1, maxReplays: 1 })]);
-      return summary.run_id;
     }
-    const decide = (runId: string, decision: string) => d.sf(['runs', 'feedback-decide', '--run', runId, '--stage', 'w_review', '--decision', decision, '--json']);
 
     it('extend: one more replay, then the reviewer continues and the run succeeds', async () => {
-      const runId = await parked();
-      const decided = await decide(runId, 'extend');
+      const { parked, decided } = await parkedLoops.extend;
+      await expectParked(parked);
       expect(decided.code).toBe(0);
-      expect(board(JSON.parse(decided.stdout))).toEqual([
+      expect(board(decided.summary)).toEqual([
         ['w_build', 'succeeded', null, 3],
         ['w_review', 'succeeded', null, 3],
         ['w_ship', 'succeeded', null, 1],
       ]);
-      const events = await natsRunEvents(d, runId);
+      const events = await natsRunEvents(d, parked.summary.run_id);
       expect(events.filter((e) => e.type === 'FeedbackLoopDecided')).toEqual([expect.objectContaining({ decision: 'extend', attempt: 2 })]);
-      expect(events.filter((e) => e.type === 'FeedbackLoopReplayed').map((e) => e.type === 'FeedbackLoopReplayed' && e.replay)).toEqual([1, 2]);
+      expect(events.flatMap((e) => (e.type === 'FeedbackLoopReplayed' ? [e.replay] : []))).toEqual([1, 2]);
     });
 
     it('continue: the loop goes on downstream without another replay', async () => {
-      const runId = await parked();
-      const decided = await decide(runId, 'continue');
+      const { parked, decided } = await parkedLoops.continue;
+      await expectParked(parked);
       expect(decided.code).toBe(0);
-      expect(board(JSON.parse(decided.stdout))).toEqual([
+      expect(board(decided.summary)).toEqual([
         ['w_build', 'succeeded', null, 2],
         ['w_review', 'succeeded', null, 2],
         ['w_ship', 'succeeded', null, 1],
@@ -170,12 +190,11 @@ describe('scheduler e2e', () => {
     });
 
     it('abandon: the source fails, its successor is skipped, the run fails', async () => {
-      const runId = await parked();
-      const decided = await decide(runId, 'abandon');
+      const { parked, decided } = await parkedLoops.abandon;
+      await expectParked(parked);
       expect(decided.code).toBe(1);
-      const summary = JSON.parse(decided.stdout) as RunSummary;
-      expect(summary.status).toBe('failed');
-      expect(board(summary)).toEqual([
+      expect(decided.summary.status).toBe('failed');
+      expect(board(decided.summary)).toEqual([
         ['w_build', 'succeeded', null, 2],
         ['w_review', 'failed', null, 2],
         ['w_ship', 'skipped', 'parent_failed', 0],
@@ -183,15 +202,15 @@ describe('scheduler e2e', () => {
     });
 
     it('a decision on a loop that is not parked is refused', async () => {
-      const { summary } = await run('loop');
+      const { summary } = await scenarios.loop;
       const refused = await d.sf(['runs', 'feedback-decide', '--run', summary.run_id, '--stage', 'l_review', '--decision', 'extend']);
       expect(refused.code).toBe(1);
-      expect(refused.stderr).toMatch(/already succeeded|not waiting/);
+      expect(refused.stderr).toMatch(/already succeeded/);
     });
   });
 
   it('a clone chain runs one instance per array item, then the join with every instance', async () => {
-    const { code, summary } = await run('clone');
+    const { code, summary } = await scenarios['clone'];
     expect(code).toBe(0);
     expect(board(summary)).toEqual([
       ['c_split', 'succeeded', null, 1],

@@ -5,6 +5,7 @@
  * Steady state: the window starts at the first CPU sample after the first WARMUP_FRACTION of
  * verified attempts and ends at the last sample before the last run was submitted (after that the
  * closed loop drains and concurrency falls). Throughput and CPU are both taken over that window.
+ * A phase too short for that window (a --quick run) uses the whole phase and says so (`steady`).
  */
 const { percentile } = require('./stats');
 
@@ -19,8 +20,11 @@ function steadyWindow(verifiedTimes, samples, lastSubmitAt) {
   const warm = sorted[Math.max(0, Math.ceil(sorted.length * WARMUP_FRACTION) - 1)];
   const start = samples.find((s) => s.t >= warm);
   const end = [...samples].reverse().find((s) => s.t <= lastSubmitAt);
-  if (!start || !end || end.t - start.t < 500) return null;
-  return { start, end };
+  if (start && end && end.t - start.t >= 1000) return { start, end, steady: true };
+  // Too few runs for a steady state (a --quick run): the whole phase, flagged.
+  const first = samples[0];
+  const lastSample = samples[samples.length - 1];
+  return lastSample.t > first.t ? { start: first, end: lastSample, steady: false } : null;
 }
 
 /**
@@ -33,7 +37,7 @@ function steadyWindow(verifiedTimes, samples, lastSubmitAt) {
  */
 function roundFigures(input) {
   const window = steadyWindow(input.verifiedTimes, input.samples, input.lastSubmitAt);
-  const inWindow = window ? input.verifiedTimes.filter((t) => t > window.start.t && t <= window.end.t).length : 0;
+  const inWindow = window ? input.verifiedTimes.filter((t) => (window.steady ? t > window.start.t : t >= window.start.t) && t <= window.end.t).length : 0;
   const seconds = window ? (window.end.t - window.start.t) / 1000 : null;
   const cpuPer1000 = {};
   if (window && inWindow > 0) {
@@ -47,6 +51,7 @@ function roundFigures(input) {
   return {
     verified_attempts: input.verifiedTimes.length,
     steady_window_s: round(seconds, 2),
+    steady: window ? window.steady : false,
     steady_attempts: inWindow,
     attempts_per_s: seconds ? round(inWindow / seconds, 2) : null,
     handoff_p50_ms: round(percentile(input.handoffMs, 50), 1),

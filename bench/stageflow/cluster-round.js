@@ -1,8 +1,8 @@
 'use strict';
 /**
  * One round of Stageflow on NATS + Postgres with each service as its own process: scheduler,
- * recovery, agent-runner, `verifiers` verifier replicas and (unless `api: false`) the API, whose
- * projector writes the read models into Postgres. This process only submits runs through the
+ * recovery, agent-runner, the API (whose projector writes the read models into Postgres) and
+ * verifier replicas. This process only submits runs through the
  * JetStream log, watches them finish, and measures.
  */
 const { randomBytes } = require('node:crypto');
@@ -31,6 +31,10 @@ async function dropStreams(natsUrl, namespace) {
   }
 }
 
+/**
+ * Runs the phases one after the other on one deployment; before each phase, verifier replicas are
+ * added up to the phase's count. Each phase's figures come only from the runs it submitted.
+ */
 roundMain(async (spec) => {
   const namespace = `bench${randomBytes(4).toString('hex')}`;
   const env = { ...process.env, NATS_URL: spec.natsUrl, DATABASE_URL: spec.databaseUrl, SF_NAMESPACE: namespace, SF_API_TOKENS: 'bench' };
@@ -43,48 +47,56 @@ roundMain(async (spec) => {
     startService('scheduler', { env, dir: spec.dir }),
     startService('recovery', { env, dir: spec.dir }),
     startService('agent-runner', { env, dir: spec.dir, args: ['--agent', `script:${spec.agentScript}`] }),
-    ...Array.from({ length: spec.verifiers }, (_, i) => startService('verifier', { env, dir: spec.dir, label: spec.verifiers > 1 ? `verifier-${i + 1}` : 'verifier' })),
-    ...(spec.api === false ? [] : [startService('api', { env, dir: spec.dir })]),
+    startService('api', { env, dir: spec.dir }),
   ];
+  const verifiers = [];
   const infra = await openInfrastructure(loadConfig({ NATS_URL: spec.natsUrl, SF_NAMESPACE: namespace, STAGEFLOW_HOME: spec.dir }));
+  const readCheckpoint = async () => {
+    const r = await db.query("select last_seq from stageflow.projector_checkpoints where name = 'readmodels'").catch(() => ({ rows: [] }));
+    return r.rows.length ? Number(r.rows[0].last_seq) : 0;
+  };
+  const pgPid = serverPid('postgres');
+  const natsPid = serverPid('nats-server');
+  const phases = {};
   try {
     await Promise.all(services.map((s) => s.started));
-    const pipeline = loadPipeline(spec.pipeline).pipeline;
-    const readCheckpoint = async () => {
-      const r = await db.query("select last_seq from stageflow.projector_checkpoints where name = 'readmodels'").catch(() => ({ rows: [] }));
-      return r.rows.length ? Number(r.rows[0].last_seq) : 0;
-    };
-    const checkpoints = [];
-    let polling = spec.api !== false;
-    const pollLoop = (async () => {
-      while (polling) {
-        checkpoints.push({ t: Date.now(), checkpoint: await readCheckpoint() });
-        await new Promise((r) => setTimeout(r, 10));
+    for (const phase of spec.phases) {
+      while (verifiers.length < phase.verifiers) {
+        verifiers.push(startService('verifier', { env, dir: spec.dir, label: `verifier-${verifiers.length + 1}` }));
+        await verifiers[verifiers.length - 1].started;
       }
-    })();
-    const pgPid = serverPid('postgres');
-    const natsPid = serverPid('nats-server');
-    const sources = Object.fromEntries(services.map((s) => [s.label, () => cpuSeconds(s.pid)]));
-    if (natsPid) sources['nats-server (shared)'] = () => serverCpuSeconds(natsPid);
-    if (pgPid) sources['postgres (shared, all backends)'] = () => serverCpuSeconds(pgPid);
-    const sampler = new CpuSampler(sources);
-    const { lastSubmitAt, outcomes } = await closedLoop({ infra, pipeline, runs: spec.runs, clients: spec.clients, timeoutMs: spec.timeoutMs });
-    const samples = sampler.stop();
-    if (spec.api !== false) {
+      const all = [...services, ...verifiers];
+      const firstSeq = await infra.log.lastSequence();
+      const checkpoints = [];
+      let polling = true;
+      const pollLoop = (async () => {
+        while (polling) {
+          checkpoints.push({ t: Date.now(), checkpoint: await readCheckpoint() });
+          await new Promise((r) => setTimeout(r, 10));
+        }
+      })();
+      const sources = Object.fromEntries(all.map((s) => [s.label, () => cpuSeconds(s.pid)]));
+      if (natsPid) sources['nats-server (shared)'] = () => serverCpuSeconds(natsPid);
+      if (pgPid) sources['postgres (shared, all backends)'] = () => serverCpuSeconds(pgPid);
+      const sampler = new CpuSampler(sources);
+      const pipeline = loadPipeline(phase.pipeline).pipeline;
+      const { lastSubmitAt, outcomes } = await closedLoop({ infra, pipeline, runs: phase.runs, clients: phase.clients, timeoutMs: spec.timeoutMs });
+      const samples = sampler.stop();
       const last = await infra.log.lastSequence();
       await waitFor(async () => (await readCheckpoint()) >= last, 'the projector to catch up');
+      polling = false;
+      await pollLoop;
+      const messages = await infra.log.read(`${namespace}.evt.run.>`, firstSeq);
+      const { verifiedTimes, handoffMs } = logFigures(messages);
+      const peak = Object.fromEntries(all.map((s) => [s.label, peakRssMiB(s.pid)]));
+      phases[phase.name] = {
+        outcomes,
+        figures: roundFigures({ verifiedTimes, handoffMs, projectionLagMs: projectionLags(messages, checkpoints), samples, peakRssMiB: peak, lastSubmitAt }),
+      };
     }
-    polling = false;
-    await pollLoop;
-    const messages = await infra.log.read(`${namespace}.evt.run.>`, 0);
-    const { verifiedTimes, handoffMs } = logFigures(messages);
-    const peak = Object.fromEntries(services.map((s) => [s.label, peakRssMiB(s.pid)]));
-    return {
-      outcomes,
-      figures: roundFigures({ verifiedTimes, handoffMs, projectionLagMs: spec.api === false ? null : projectionLags(messages, checkpoints), samples, peakRssMiB: peak, lastSubmitAt }),
-    };
+    return { phases };
   } finally {
-    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all([...services, ...verifiers].map((s) => s.stop()));
     await infra.close();
     await db.query('drop schema if exists stageflow cascade').catch(() => undefined);
     await db.end();

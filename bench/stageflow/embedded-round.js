@@ -1,13 +1,16 @@
 'use strict';
 /**
  * One round of Stageflow's embedded default: every service in this one process (startEngine, as
- * `sf run` does) on the embedded log, plus the API's read models (the projector into the embedded
- * PGlite, which runs as its own child process). Clients submit runs from this process too.
+ * `sf run` does) on the embedded log, with its read models: a projector into the embedded PGlite
+ * (its own child process, at low priority), opened here exactly as the engine's background read
+ * models open it, so that the projector's committed checkpoint can be observed. Clients submit runs
+ * from this process too.
  */
+const path = require('node:path');
 const { loadConfig } = require('@stageflow/runtime');
 const { startEngine } = require('@stageflow/cli');
 const { parseAgentSpec } = require('@stageflow/agent-runner');
-const { openReadModels } = require('@stageflow/api');
+const { openReadModelDb, Projector } = require('@stageflow/readmodels');
 const { loadPipeline } = require('@stageflow/catalog');
 const { roundMain, waitFor } = require('../lib/round-main');
 const { CpuSampler } = require('../lib/sampler');
@@ -18,9 +21,11 @@ const { closedLoop } = require('./clients');
 
 roundMain(async (spec) => {
   const config = loadConfig({ STAGEFLOW_HOME: spec.dir, PATH: process.env.PATH });
-  const engine = await startEngine({ config, agent: parseAgentSpec(`script:${spec.agentScript}`) });
+  const engine = await startEngine({ config, agent: parseAgentSpec(`script:${spec.agentScript}`), readModels: { enabled: false } });
   const before = new Set(childrenOf(process.pid));
-  const readModels = await openReadModels(engine.infra);
+  const opened = await openReadModelDb({ embeddedDir: path.join(config.home, 'postgres'), embedded: { niceness: 10 } });
+  const projector = new Projector(opened.db, engine.infra.log, { filter: `${config.namespace}.evt.run.>` }).start();
+  const readModels = { projector, close: async () => (await projector.stop(), await opened.close()) };
   const pglitePid = childrenOf(process.pid).find((pid) => !before.has(pid));
   const pipeline = loadPipeline(spec.pipeline).pipeline;
 
@@ -43,8 +48,6 @@ roundMain(async (spec) => {
   const peak = { 'sf (all services)': process.resourceUsage().maxRSS / 1024, 'pglite (read models)': pglitePid ? peakRssMiB(pglitePid) : null };
   await readModels.close();
   await engine.stop();
-  return {
-    outcomes,
-    figures: roundFigures({ verifiedTimes, handoffMs, projectionLagMs: projectionLags(messages, checkpoints), samples, peakRssMiB: peak, lastSubmitAt }),
-  };
+  const figures = roundFigures({ verifiedTimes, handoffMs, projectionLagMs: projectionLags(messages, checkpoints), samples, peakRssMiB: peak, lastSubmitAt });
+  return { phases: { [spec.phase]: { outcomes, figures } } };
 });

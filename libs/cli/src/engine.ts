@@ -10,6 +10,7 @@ import { RecoveryModule } from '@stageflow/recovery';
 import { createLogger, openInfrastructure, type Infrastructure, type Logger, type StageflowConfig } from '@stageflow/runtime';
 import { SchedulerModule } from '@stageflow/scheduler';
 import { VerifierModule } from '@stageflow/verifier';
+import { startBackgroundReadModels, type BackgroundReadModelOptions, type BackgroundReadModels } from './background-read-models';
 
 export const SERVICE_NAMES = ['scheduler', 'agent-runner', 'verifier', 'recovery', 'api'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
@@ -17,6 +18,8 @@ export type ServiceName = (typeof SERVICE_NAMES)[number];
 export interface Engine {
   readonly infra: Infrastructure;
   readonly services: readonly ServiceApp[];
+  /** Read models projected in the background (see background-read-models.ts). */
+  readonly readModels: BackgroundReadModels;
   stop(): Promise<void>;
 }
 
@@ -24,6 +27,7 @@ export interface EngineOptions {
   readonly config: StageflowConfig;
   readonly agent?: AgentSpec;
   readonly logger?: Logger;
+  readonly readModels?: BackgroundReadModelOptions;
 }
 
 export function serviceModule(name: Exclude<ServiceName, 'api'>, agent?: AgentSpec): DynamicModule | Type<unknown> {
@@ -49,6 +53,7 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
   const infra = await openInfrastructure(options.config, {
     queueOverrides: { agent: { ackWaitMs: 10_000, maxDeliver: 5 }, verify: { ackWaitMs: 10_000, maxDeliver: 5 } },
   });
+  const readModels = startBackgroundReadModels(infra, logger.child({ service: 'read-models' }), options.readModels);
   const services: ServiceApp[] = [];
   try {
     for (const name of ['scheduler', 'recovery', 'verifier', 'agent-runner'] as const) {
@@ -56,14 +61,17 @@ export async function startEngine(options: EngineOptions): Promise<Engine> {
     }
   } catch (err) {
     await Promise.allSettled(services.map((s) => s.close()));
+    await readModels.stop();
     await infra.close();
     throw err;
   }
   return {
     infra,
     services,
+    readModels,
     stop: async () => {
       await Promise.allSettled(services.map((s) => s.close()));
+      await readModels.stop();
       await infra.close();
     },
   };

@@ -1,6 +1,7 @@
 /** The `sf` command. Exit codes: 0 ok / run succeeded, 1 failed or invalid, 2 waiting on an operator. */
 import { Command, CommanderError } from 'commander';
 import { registerEnvelope } from './commands/envelope';
+import { registerMcp } from './commands/mcp';
 import { registerPipelines } from './commands/pipelines';
 import { registerRun } from './commands/run';
 import { registerRuns } from './commands/runs';
@@ -22,8 +23,10 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerRun(program, out, setExit);
   registerRuns(program, out, setExit);
   registerEnvelope(program, out, setExit);
+  (await import('./commands/projections')).registerProjections(program, out, setExit);
   registerServe(program, out, setExit);
   registerStage(program, out, setExit);
+  registerMcp(program, out, setExit);
   registerPipelines(program, out, setExit);
   try {
     await program.parseAsync(argv as string[]);

@@ -5,3 +5,4 @@ export * from './tokens';
 export * from './transport-state';
 export * from './health.controller';
 export * from './service-app';
+export * from './pass-through.filter';

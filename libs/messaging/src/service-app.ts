@@ -7,6 +7,7 @@ import { type DynamicModule, type INestApplication, type INestApplicationContext
 import { NestFactory } from '@nestjs/core';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
 import { HealthController } from './health.controller';
+import { PassThroughRpcFilter } from './pass-through.filter';
 import { INFRASTRUCTURE, LOGGER } from './tokens';
 import { StageflowTransport } from './transport';
 import { TRANSPORT_STATE } from './transport-state';
@@ -62,7 +63,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
   let url: string | undefined;
   if (options.port !== undefined) {
     const http = await NestFactory.create(root, { logger: nestLogger, bodyParser: true });
-    http.connectMicroservice({ strategy: transport }, { inheritAppConfig: true });
+    http.connectMicroservice({ strategy: transport }, { inheritAppConfig: false }).useGlobalFilters(new PassThroughRpcFilter());
     await http.startAllMicroservices();
     await http.listen(options.port, options.host ?? '127.0.0.1');
     const address = http.getHttpServer().address();
@@ -70,6 +71,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     app = http;
   } else {
     const micro = await NestFactory.createMicroservice(root, { strategy: transport, logger: nestLogger });
+    micro.useGlobalFilters(new PassThroughRpcFilter());
     await micro.listen();
     app = micro;
   }

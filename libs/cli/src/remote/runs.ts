@@ -5,7 +5,7 @@
  * with the embedded default's output and exit codes, unless `--no-wait`.
  */
 import { runStatus, summarizeRun, type OperatorCommand } from '@stageflow/domain';
-import { formatVerification, type VerificationReport } from '@stageflow/runtime';
+import { formatVerification } from '@stageflow/runtime';
 import { exitCodeFor } from '../exit-codes';
 import { UsageError, type Output } from '../output';
 import { board } from '../progress';

@@ -1,0 +1,38 @@
+/**
+ * `sf mcp`: the MCP tools over stdio, for an MCP client that spawns this command. Stdout carries
+ * only MCP messages (logs go to stderr). In the embedded default the engine runs in this process,
+ * so a decision (recover, answer, ...) continues the run while the server lives; against a
+ * cluster (NATS_URL) only the log is opened and the cluster's services continue it.
+ * The server ends when the client closes stdin, or on SIGTERM/SIGINT.
+ */
+import type { Command } from 'commander';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { createMcpServer, RunOperations } from '@stageflow/api';
+import { parseAgentSpec } from '@stageflow/agent-runner';
+import { loadConfig } from '@stageflow/runtime';
+import type { Output } from '../output';
+import { openSession } from '../session';
+
+export function registerMcp(program: Command, _out: Output, setExit: (code: number) => void): void {
+  program
+    .command('mcp')
+    .description('serve the MCP tools (get_run, get_stage_verification, recover_manual_stage, ...) over stdio')
+    .option('--agent <spec>', 'embedded default: the agent backend that continues a run after a decision')
+    .action(async (flags: { agent?: string }) => {
+      const session = await openSession(loadConfig(), flags.agent ? parseAgentSpec(flags.agent) : undefined);
+      try {
+        const server = createMcpServer(new RunOperations(session.infra), `mcp:${process.env.USER ?? 'unknown'}`);
+        const ended = new Promise<void>((resolve) => {
+          process.stdin.once('end', resolve);
+          process.once('SIGTERM', resolve);
+          process.once('SIGINT', resolve);
+        });
+        await server.connect(new StdioServerTransport());
+        await ended;
+        await server.close();
+      } finally {
+        await session.close();
+      }
+      setExit(0);
+    });
+}
