@@ -6,7 +6,7 @@
  * ends with exactly one captured envelope.
  */
 import * as path from 'node:path';
-import type { RunSummary } from '@stageflow/domain';
+import type { RunEvent, RunSummary } from '@stageflow/domain';
 import { assertBuilt, deployment, ROOT, type Deployment, type ServiceProcess } from './support/cluster';
 import { natsRunEvents } from './support/events';
 
@@ -32,20 +32,15 @@ describe('agent-runner replicas e2e', () => {
   it('two agent-runners on one queue take different attempts and none runs twice', async () => {
     d = deployment();
     const oneAtATime = { SF_AGENT_CONCURRENCY: '1' };
-    const [, , , a, b] = await Promise.all([
-      d.start('scheduler'),
-      d.start('recovery'),
-      d.start('verifier'),
-      d.start('agent-runner', ['--agent', AGENT], oneAtATime),
-      d.start('agent-runner', ['--agent', AGENT], oneAtATime),
-    ]);
+    await Promise.all([d.start('scheduler'), d.start('recovery'), d.start('verifier')]);
+    const [a, b] = await Promise.all([d.start('agent-runner', ['--agent', AGENT], oneAtATime), d.start('agent-runner', ['--agent', AGENT], oneAtATime)]);
     const run = await d.sf(['run', '--pipeline', path.join(FIXTURES, 'branches.pipeline.yaml'), '--json'], { timeoutMs: 90_000 });
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout) as RunSummary;
     expect(summary.stages.map((s) => [s.id, s.status])).toEqual([['left', 'succeeded'], ['right', 'succeeded']]);
 
-    const ranByA = attemptsRun(a!);
-    const ranByB = attemptsRun(b!);
+    const ranByA = attemptsRun(a);
+    const ranByB = attemptsRun(b);
     expect(ranByA).toHaveLength(1);
     expect(ranByB).toHaveLength(1);
     expect([ranByA[0]!.stage, ranByB[0]!.stage].sort()).toEqual(['left', 'right']);
@@ -75,7 +70,7 @@ describe('agent-runner replicas e2e', () => {
     expect(attemptsRun(second).map(({ stage, attempt, delivery }) => ({ stage, attempt, delivery }))).toEqual([{ stage: 'long', attempt: 1, delivery: 2 }]);
 
     const events = await natsRunEvents(d, summary.run_id);
-    const ofAttempt = (type: string) => events.filter((e) => e.type === type && e.stageId === 'long');
+    const ofAttempt = (type: RunEvent['type']) => events.filter((e) => e.type === type && 'stageId' in e && e.stageId === 'long');
     expect(ofAttempt('StageAttemptStarted')).toHaveLength(1);
     expect(ofAttempt('CheckoutBaselineRecorded')).toHaveLength(1);
     expect(ofAttempt('EnvelopeCaptured')).toHaveLength(1);

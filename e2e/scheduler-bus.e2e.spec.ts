@@ -44,13 +44,9 @@ describe('run requests on the bus e2e', () => {
   beforeAll(async () => {
     assertBuilt();
     d = deployment();
-    const [api] = await Promise.all([
-      d.start('api', ['--port', '0']),
-      d.start('scheduler'),
-      d.start('recovery'),
-      d.start('verifier'),
-      d.start('agent-runner', ['--agent', AGENT]),
-    ]);
+    // One at a time: on a busy machine five cold starts at once can each outlast the start timeout.
+    const api = await d.start('api', ['--port', '0']);
+    for (const [name, args] of [['scheduler', []], ['recovery', []], ['verifier', []], ['agent-runner', ['--agent', AGENT]]] as const) await d.start(name, [...args]);
     await api.waitForLog(/"msg":"serving run requests"/);
     nc = await connect({ servers: String(d.env.NATS_URL) });
   });

@@ -33,7 +33,8 @@ describe('the run checkout across agent-runner replicas e2e', () => {
 
   it('stage two on runner B reads what stage one wrote on runner A', async () => {
     d = deployment();
-    await Promise.all([d.start('scheduler'), d.start('recovery')]);
+    await d.start('scheduler');
+    await d.start('recovery');
     const runnerA = await d.start('agent-runner', ['--agent', AGENT]);
     const running = d.sf(['run', '--pipeline', path.join(FIXTURES, 'checkout.pipeline.yaml'), '--json'], { timeoutMs: 80_000 });
 

@@ -13,6 +13,7 @@ jest.setTimeout(90_000);
 
 const FIXTURES = path.join(ROOT, 'e2e/fixtures/scheduler');
 const AGENT = `script:${path.join(FIXTURES, 'agent.script.yaml')}`;
+const SERVICES: readonly [string, string[]][] = [['scheduler', []], ['recovery', []], ['verifier', []], ['agent-runner', ['--agent', AGENT]]];
 
 interface StageSummary {
   readonly id: string;
@@ -66,7 +67,8 @@ describe('scheduler e2e', () => {
   beforeAll(async () => {
     assertBuilt();
     d = deployment();
-    await Promise.all([d.start('scheduler'), d.start('recovery'), d.start('verifier'), d.start('agent-runner', ['--agent', AGENT])]);
+    // One at a time: on a busy machine four cold starts at once can each outlast the start timeout.
+    for (const [name, args] of SERVICES) await d.start(name, args);
     for (const name of ['diamond', 'if-skip', 'failed-join', 'loop', 'clone']) scenarios[name] = eager(run(name));
     for (const decision of ['extend', 'continue', 'abandon']) parkedLoops[decision] = eager(parkThenDecide(decision));
   });

@@ -30,6 +30,8 @@ export interface BackgroundReadModels {
 
 /** Niceness of the embedded server: the run in the foreground keeps the CPU. */
 const BACKGROUND_NICENESS = 10;
+/** Nothing waits for the start (stop abandons it), so only a hung server is given up on. */
+const BACKGROUND_START_TIMEOUT_MS = 10 * 60_000;
 
 export const readModelsEnabled = (env: NodeJS.ProcessEnv = process.env): boolean => env.SF_READ_MODELS !== 'off';
 
@@ -43,7 +45,7 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
         databaseUrl: infra.config.databaseUrl,
         embeddedDir: path.join(infra.config.home, 'postgres'),
         ...(options.schema ? { schema: options.schema } : {}),
-        embedded: { niceness: BACKGROUND_NICENESS, signal: abandon.signal },
+        embedded: { niceness: BACKGROUND_NICENESS, signal: abandon.signal, startTimeoutMs: BACKGROUND_START_TIMEOUT_MS },
       });
       const projector = new Projector(opened.db, infra.log, {
         filter: `${infra.config.namespace}.evt.run.>`,

@@ -6,7 +6,8 @@
  *   it (and its deadline, its operator exchanges, the checkout and the artifacts as left).
  * - Every outcome is appended through the attempt decider: a capture (with sealed snapshots of
  *   the checkout and the artifact directory), a failure, or a park on an operator question
- *   (with the session's resume state, so any replica can continue it).
+ *   (with the session's resume state and sealed snapshots of its checkout and artifacts, so any
+ *   replica can continue it from what it left).
  * - Emit rejections and reminders are recorded as they happen.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,7 +16,7 @@ import { checkRequiredOutputs, formatSelfCheck, sealDirectory } from '@stageflow
 import { decideAttempt, loopAllowsSendBack, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
 import type { Infrastructure } from '@stageflow/runtime';
 import { validatePayload } from '@stageflow/runtime';
-import { prepareWorkspace, writeMarker, type AttemptWorkspace } from './run-workspace';
+import { parkedWorkspace, prepareWorkspace, writeMarker, type AttemptWorkspace, type ParkedWorkspace } from './run-workspace';
 
 /** An attempt command without the fields this module fills in (distributes over the union). */
 type AttemptAction = AttemptCommand extends infer C ? (C extends AttemptCommand ? Omit<C, 'stageId' | 'attempt' | 'now'> : never) : never;
@@ -42,14 +43,24 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
   const record: Record_ = (action) =>
     infra.runs.execute(state.runId, (current) => decideAttempt({ ...action, stageId, attempt: attempt.n, now: new Date().toISOString() } as AttemptCommand, current));
 
-  const workspace = await prepareWorkspace({ root: input.root, runId: state.runId, stageId, attempt: attempt.n, checkout: state.checkout, events: input.events, blobs: infra.blobs });
+  const attemptExchanges = stageState.exchanges.filter((x) => x.attempt === attempt.n);
+  const lastExchange = attemptExchanges[attemptExchanges.length - 1];
+  const resume = lastExchange?.answer ? { state: lastExchange.resume as unknown as ResumeState, exchange: lastExchange } : undefined;
+  const parked = resume ? parkedWorkspace(lastExchange?.resume) : undefined;
+  const workspace = await prepareWorkspace({
+    root: input.root,
+    runId: state.runId,
+    stageId,
+    attempt: attempt.n,
+    checkout: state.checkout,
+    events: input.events,
+    blobs: infra.blobs,
+    ...(parked ? { parked } : {}),
+  });
   if (!attempt.baseline) {
     const baseline = await sealDirectory(workspace.checkoutDir, infra.blobs);
     await record({ type: 'RecordBaseline', manifest: baseline.digest });
   }
-  const attemptExchanges = stageState.exchanges.filter((x) => x.attempt === attempt.n);
-  const lastExchange = attemptExchanges[attemptExchanges.length - 1];
-  const resume = lastExchange?.answer ? { state: lastExchange.resume as unknown as ResumeState, exchange: lastExchange } : undefined;
 
   const host = new ToolHost({
     runId: state.runId,
@@ -112,9 +123,15 @@ async function recordOutcome(
     case 'failed':
       await record({ type: 'FailAttempt', kind: outcome.failureKind, reason: outcome.reason, ...(outcome.envelope ? { envelope: outcome.envelope } : {}) });
       return;
-    case 'parked':
-      await record({ type: 'AskOperator', exchangeId: outcome.exchangeId, question: outcome.question, resume: outcome.resume as unknown as Record<string, unknown> });
+    case 'parked': {
+      // Sealed so that any replica, sharing no disk with this one, resumes from what the session left.
+      const artifacts = await sealDirectory(workspace.artifactsDir, infra.blobs, { ignoreGit: true });
+      const checkout = workspace.inPlace ? undefined : await sealDirectory(workspace.checkoutDir, infra.blobs);
+      const parked: ParkedWorkspace = { artifacts: artifacts.digest, ...(checkout ? { checkout: checkout.digest } : {}) };
+      await record({ type: 'AskOperator', exchangeId: outcome.exchangeId, question: outcome.question, resume: { ...(outcome.resume as unknown as Record<string, unknown>), workspace: parked } });
+      if (checkout) await writeMarker(workspace.checkoutDir, checkout.digest);
       return;
+    }
     default: {
       const unreachable: never = outcome;
       throw new Error(`unknown session outcome ${String(unreachable)}`);

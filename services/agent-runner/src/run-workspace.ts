@@ -8,6 +8,9 @@
  *   captured attempt left (its sealed snapshot) before the attempt starts, so replicas that share
  *   no disk hand the checkout on through the blob store. A marker in `.git/` names the snapshot
  *   the copy holds; a copy already at that snapshot is used as it is.
+ * - A session resumed after an operator answer starts from what it left when it parked (the
+ *   snapshots sealed then): the checkout as above, and an artifact directory that is empty on
+ *   this replica is filled from the parked one; one that is not empty is what this replica left.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs/promises';
@@ -26,6 +29,21 @@ export interface AttemptWorkspace {
   readonly artifactsDir: string;
   /** Whether the checkout is shared with the caller (a `{path}` checkout) rather than our own copy. */
   readonly inPlace: boolean;
+}
+
+/** Sealed snapshots of a parked session's workspace (`checkout` absent for an in-place checkout). */
+export interface ParkedWorkspace {
+  readonly checkout?: string;
+  readonly artifacts: string;
+}
+
+/** The parked workspace recorded in an OperatorQuestionAsked `resume`, if it holds a well-formed one. */
+export function parkedWorkspace(resume: { readonly [key: string]: unknown } | undefined): ParkedWorkspace | undefined {
+  const workspace = resume?.workspace;
+  if (typeof workspace !== 'object' || workspace === null) return undefined;
+  const { checkout, artifacts } = workspace as { checkout?: unknown; artifacts?: unknown };
+  if (typeof artifacts !== 'string' || (checkout !== undefined && typeof checkout !== 'string')) return undefined;
+  return { artifacts, ...(typeof checkout === 'string' ? { checkout } : {}) };
 }
 
 export function runDirectory(root: string, runId: string): string {
@@ -55,17 +73,20 @@ export async function prepareWorkspace(options: {
   readonly blobs: BlobStore;
   /** Credentials and options for cloning come from this replica's configuration. */
   readonly gitEnv?: NodeJS.ProcessEnv;
+  /** The workspace the attempt's session parked with, when it resumes after an answer. */
+  readonly parked?: ParkedWorkspace;
 }): Promise<AttemptWorkspace> {
   const runDir = runDirectory(options.root, options.runId);
   const artifactsDir = artifactsDirectory(runDir, options.stageId, options.attempt);
   await fs.mkdir(artifactsDir, { recursive: true });
+  if (options.parked && (await fs.readdir(artifactsDir)).length === 0) await materializeSnapshot(options.parked.artifacts, options.blobs, artifactsDir);
   if (options.checkout.kind === 'path') {
     return { runDir, checkoutDir: options.checkout.path, artifactsDir, inPlace: true };
   }
   const checkoutDir = path.join(runDir, 'checkout');
   const fresh = !(await exists(path.join(checkoutDir, '.git')));
   if (fresh) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
-  const wanted = latestCheckoutSnapshot(options.events);
+  const wanted = options.parked?.checkout ?? latestCheckoutSnapshot(options.events);
   if (wanted && (await readMarker(checkoutDir)) !== wanted) {
     // Materialized beside the checkout (snapshots only fill empty folders), then moved in.
     const incoming = `${checkoutDir}.incoming-${process.pid}-${Date.now()}`;
@@ -82,7 +103,7 @@ async function createCheckout(dir: string, checkout: Checkout, env?: NodeJS.Proc
   await fs.rm(dir, { recursive: true, force: true });
   await fs.mkdir(path.dirname(dir), { recursive: true });
   if (checkout.kind === 'git') {
-    await run('git', ['clone', '--quiet', '--no-tags', checkout.url, dir], { env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } });
+    await run('git', ['clone', '--quiet', checkout.url, dir], { env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } });
     if (checkout.ref) await run('git', ['-C', dir, 'checkout', '--quiet', checkout.ref]);
     return;
   }

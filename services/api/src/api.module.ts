@@ -1,5 +1,4 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER } from '@nestjs/core';
 import { INFRASTRUCTURE } from '@stageflow/messaging';
 import type { Infrastructure } from '@stageflow/runtime';
 import { BearerAuthGuard } from './auth.guard';
@@ -28,8 +27,6 @@ export class ApiModule {
         ApiErrorFilter,
         BusRequests,
         bodyLimitsProvider,
-        // Body-parser failures (413, malformed JSON) happen before any route: answered in the API's error shape.
-        { provide: APP_FILTER, useExisting: ApiErrorFilter },
         { provide: READ_MODELS, useValue: readModels },
         { provide: RunOperations, useFactory: (infra: Infrastructure) => new RunOperations(infra), inject: [INFRASTRUCTURE] },
         { provide: RunList, useValue: new RunList(readModels) },

@@ -5,10 +5,13 @@
  *
  * The parsers are installed while the module is instantiated, which is before the HTTP adapter
  * registers its default JSON parser; the adapter then skips its own (it adds a parser only when
- * none named `jsonParser` is installed), so these limits are the only ones in force.
+ * none named `jsonParser` is installed), so these limits are the only ones in force. Right after
+ * them an error handler answers their failures in the API's error shape (`{error, message}`):
+ * 413 `request.too_large`, 400 `request.body_invalid` for a body that is not JSON.
  */
 import { HttpAdapterHost } from '@nestjs/core';
 import type { Provider } from '@nestjs/common';
+import { bodyProblem } from './errors.filter';
 
 export const RUN_REQUEST_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -19,8 +22,20 @@ interface RequestHead {
   readonly headers: Record<string, string | string[] | undefined>;
 }
 
+interface ResponseOut {
+  headersSent: boolean;
+  status(code: number): { json(body: unknown): void };
+}
+
 interface BodyParserHost {
   useBodyParser?(type: 'json', rawBody: boolean, options: { limit: number; type: (req: RequestHead) => boolean }): unknown;
+  use(handler: (error: unknown, req: RequestHead, res: ResponseOut, next: (error?: unknown) => void) => void): unknown;
+}
+
+function answerBodyProblem(error: unknown, _req: RequestHead, res: ResponseOut, next: (error?: unknown) => void): void {
+  const problem = bodyProblem(error);
+  if (!problem || res.headersSent) return next(error);
+  res.status(problem.status).json({ error: problem.error, message: problem.message });
 }
 
 const isJson = (req: RequestHead) => /^application\/(?:[\w.+-]+\+)?json(?:\s*;|\s*$)/i.test(String(req.headers['content-type'] ?? ''));
@@ -36,6 +51,7 @@ export const bodyLimitsProvider: Provider = {
     if (!adapter?.useBodyParser) throw new Error('the API needs an HTTP adapter that accepts body parsers (express)');
     adapter.useBodyParser('json', false, { limit: RUN_REQUEST_BODY_LIMIT_BYTES, type: (req) => isJson(req) && isRunRequest(req) });
     adapter.useBodyParser('json', false, { limit: BODY_LIMIT_BYTES, type: (req) => isJson(req) && !isRunRequest(req) });
+    adapter.use(answerBodyProblem);
     return { runRequest: RUN_REQUEST_BODY_LIMIT_BYTES, other: BODY_LIMIT_BYTES };
   },
 };

@@ -1,7 +1,8 @@
 /**
  * Maps domain errors to HTTP: a refused decision → 409 with the reason, bad input → 400 with the
- * rule broken, an unknown run or stage → 404, a body over its limit → 413. Anything else is a 500
- * without internals. MCP tools report the same problems (`problemOf`).
+ * rule broken, an unknown run or stage → 404. Anything else is a 500 without internals. MCP tools
+ * report the same problems (`problemOf`); body-parser failures (413, malformed JSON) are answered
+ * in the same shape before any route (body-limits.ts).
  */
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, Inject } from '@nestjs/common';
 import { CommandRefused, InvalidCommand } from '@stageflow/domain';
@@ -22,7 +23,7 @@ export interface Problem {
 }
 
 /** A body-parser failure: the body is too large, not JSON, or in an unsupported encoding. */
-function bodyProblem(error: unknown): Problem | undefined {
+export function bodyProblem(error: unknown): Problem | undefined {
   const e = error as { type?: unknown; status?: unknown; message?: unknown };
   if (typeof e?.type !== 'string' || typeof e.status !== 'number' || typeof e.message !== 'string') return undefined;
   if (e.type === 'entity.too.large') return { status: 413, error: 'request.too_large', message: `the request body is over the limit: ${e.message}` };
@@ -37,7 +38,7 @@ export function problemOf(error: unknown): Problem | undefined {
   }
   if (error instanceof CommandRefused) return { status: 409, error: error.code, message: error.message };
   if (error instanceof InvalidCommand) return { status: 400, error: error.code, message: error.message };
-  return bodyProblem(error);
+  return undefined;
 }
 
 @Catch()

@@ -10,7 +10,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { StageEnvelope } from '@stageflow/domain';
-import { loadConfig } from '@stageflow/runtime';
 import { cliSummary, type CliRunSummary } from '../cli-summary';
 import { UsageError, type Output } from '../output';
 import { openLog } from '../session';

@@ -24,11 +24,10 @@ export interface JetStreamOptions {
   /** User and password (each service has its own; see infra/nats/nats.conf). */
   readonly user?: string;
   readonly pass?: string;
-  /** How long the streams remember msg ids to drop duplicates. Default 2 minutes. */
+  /** How long the streams remember msg ids to drop duplicates. Unset: 2 minutes for a new stream, unchanged for an existing one. */
   readonly duplicateWindowMs?: number;
 }
 
-const DEFAULT_DUPLICATE_WINDOW_MS = 2 * 60_000;
 
 /**
  * Connects to NATS, creates or updates the namespace's streams and bucket, and returns the log,
@@ -49,7 +48,7 @@ export async function connectJetStream(options: JetStreamOptions): Promise<Event
   );
   try {
     const jsm = await natsCall('open JetStream', () => jetstreamManager(nc));
-    await natsCall('create streams', () => ensureStreams(jsm, names, subjects, options.duplicateWindowMs ?? DEFAULT_DUPLICATE_WINDOW_MS));
+    await natsCall('create streams', () => ensureStreams(jsm, names, subjects, options.duplicateWindowMs));
     const js = jetstream(nc);
     const log = new JetStreamEventLog(js, jsm, names.events, subjects);
     const queues = new JetStreamWorkQueues(js, jsm, names.work, subjects, log);

@@ -19,10 +19,12 @@ const STREAM_NAME_IN_USE = 10058;
 /**
  * Creates the namespace's streams, or updates them to this configuration: the events stream keeps
  * every message (limits retention without limits, file storage); the work stream removes a job
- * once it is acknowledged (workqueue retention). Both dedupe msg ids over `duplicateWindowMs`.
+ * once it is acknowledged (workqueue retention). Both dedupe msg ids over `duplicateWindowMs`
+ * (server default 2 minutes when a stream is created without one).
  */
-export async function ensureStreams(jsm: JetStreamManager, names: StreamNames, subjects: Subjects, duplicateWindowMs: number): Promise<void> {
-  const common = { storage: StorageType.File, duplicate_window: nanos(duplicateWindowMs), num_replicas: 1 };
+export async function ensureStreams(jsm: JetStreamManager, names: StreamNames, subjects: Subjects, duplicateWindowMs: number | undefined): Promise<void> {
+  // A process that does not configure the window leaves the streams' window as it is.
+  const common = { storage: StorageType.File, num_replicas: 1, ...(duplicateWindowMs !== undefined ? { duplicate_window: nanos(duplicateWindowMs) } : {}) };
   await ensureStream(jsm, { ...common, name: names.events, subjects: [...subjects.appendable], retention: RetentionPolicy.Limits });
   await ensureStream(jsm, { ...common, name: names.work, subjects: [subjects.work('>')], retention: RetentionPolicy.Workqueue });
 }

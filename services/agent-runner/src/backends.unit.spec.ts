@@ -1,0 +1,25 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createBackend } from './backends';
+
+describe('createBackend', () => {
+  it('falls back to $SF_AGENT when no spec is given', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-backends-'));
+    const file = path.join(dir, 'agent.script.yaml');
+    fs.writeFileSync(file, 'stages:\n  s:\n    - - end_turn\n');
+    try {
+      await expect(createBackend(undefined, { SF_AGENT: `script:${file}` })).resolves.toMatchObject({ name: 'script' });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('prefers the given spec over $SF_AGENT', async () => {
+    await expect(createBackend({ kind: 'openai' }, { SF_AGENT: 'anthropic' })).resolves.toMatchObject({ name: 'openai' });
+  });
+
+  it('refuses to start without a spec or $SF_AGENT, naming both', async () => {
+    await expect(createBackend(undefined, {})).rejects.toThrow(/pass --agent or set SF_AGENT/);
+  });
+});
