@@ -9,12 +9,16 @@ function phaseRuns(results, system, phase) {
   return results.rounds.filter((r) => r.ok && r.system === system && r.phases?.[phase]).map((r) => r.phases[phase].figures);
 }
 
+/** Over rounds; `wholePhase` when some round had no steady window (throughput over the whole phase). */
 function summarize(results, system, phase, pick) {
-  return overRounds(phaseRuns(results, system, phase).map(pick));
+  const runs = phaseRuns(results, system, phase);
+  const s = overRounds(runs.map(pick));
+  return s && runs.some((f) => f.steady === false) ? { ...s, wholePhase: true } : s;
 }
 
 function fmt(s, unit = '') {
   if (!s) return 'not measured';
+  if (s.wholePhase) return `${fmt({ ...s, wholePhase: false }, unit)} †`;
   const n = (v) => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(1));
   return s.n > 1 ? `${n(s.median)}${unit} (${n(s.min)}–${n(s.max)})` : `${n(s.median)}${unit}`;
 }
@@ -96,6 +100,9 @@ ${results.size.scaling.runs} runs from ${results.size.scaling.clients} clients.$
 
 ${mainTable(results)}
 
+† No steady window (too few runs in the step to leave out warm-up and drain): throughput over the whole step,
+from its first CPU sample to its last run's end, warm-up and drain included.
+
 ## Per process
 
 ${processTable(results)}
@@ -144,3 +151,9 @@ ${processTable(results)}
 }
 
 module.exports = { renderReport };
+
+// `node bench/report.js <results.json>` prints the table of an earlier run again.
+if (require.main === module) {
+  const file = process.argv[2];
+  process.stdout.write(renderReport(JSON.parse(require('node:fs').readFileSync(file, 'utf8')), file));
+}

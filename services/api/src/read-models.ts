@@ -14,9 +14,18 @@ export interface ReadModels {
   close(): Promise<void>;
 }
 
+/**
+ * Each deployment namespace projects into its own schema: two deployments on one database never
+ * share tables or a projector checkpoint (a new namespace's log starts again at sequence 1).
+ */
+export function readModelSchema(namespace: string): string {
+  return namespace === 'sf' ? 'stageflow' : `stageflow_${namespace.toLowerCase()}`;
+}
+
 export async function openReadModels(infra: Infrastructure): Promise<ReadModels> {
   const embedded = infra.config.databaseUrl ? undefined : await startEmbeddedPostgres({ dataDir: path.join(infra.config.home, 'postgres') });
-  const db = embedded ? createDb(embedded.url, { maxConnections: 1 }) : createDb(infra.config.databaseUrl!);
+  const schema = readModelSchema(infra.config.namespace);
+  const db = embedded ? createDb(embedded.url, { maxConnections: 1, schema }) : createDb(infra.config.databaseUrl!, { schema });
   try {
     await migrateToLatest(db);
   } catch (err) {

@@ -56,6 +56,14 @@ describe('analyst views', () => {
     ]);
   });
 
+  it('event_archive keeps the events of one decision under its seq, in order', async () => {
+    const expected = scenario()
+      .messages.filter((m) => m.data.events.length > 1)
+      .map((m) => ({ seq: m.seq, types: m.data.events.map((e) => e.type).join(',') }));
+    expect(expected.length).toBeGreaterThan(0);
+    expect(await rows(`select seq::int as seq, string_agg(type, ',' order by position) as types from event_archive group by seq having count(*) > 1 order by seq`)).toEqual(expected);
+  });
+
   it('v_operator_wait', async () => {
     expect(await rows('select run_id, exchange_id, kind, decision, pending, wait_seconds, answered_by from v_operator_wait order by run_id')).toEqual([
       { run_id: 'run-a', exchange_id: 'x1', kind: 'confirm', decision: 'accept', pending: false, wait_seconds: 1, answered_by: 'alice' },

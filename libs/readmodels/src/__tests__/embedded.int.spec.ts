@@ -1,8 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { foldRun, summarizeRun } from '@stageflow/domain';
-import { createDb, getRunSummary, getStageVerification, listRuns, migrateToLatest, project, startEmbeddedPostgres } from '..';
+import {
+  createDb,
+  EmbeddedPostgresBusyError,
+  EmbeddedPostgresError,
+  getRunSummary,
+  getStageVerification,
+  listRuns,
+  migrateToLatest,
+  project,
+  startEmbeddedPostgres,
+} from '..';
 import { BIG_STDOUT, scenario } from '../testing/scenario';
 
 jest.setTimeout(120_000);
@@ -44,5 +54,39 @@ describe('embedded Postgres (PGlite behind a local socket)', () => {
       await db.destroy();
       await second.stop();
     }
+  });
+});
+
+describe('embedded Postgres: one server per data directory', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sf-pglite-lock-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('refuses a data directory another live process serves, naming it', async () => {
+    const dataDir = join(dir, 'busy');
+    writeFileSync(`${dataDir}.lock`, JSON.stringify({ owner: process.ppid }));
+    const start = startEmbeddedPostgres({ dataDir });
+    await expect(start).rejects.toBeInstanceOf(EmbeddedPostgresBusyError);
+    await expect(startEmbeddedPostgres({ dataDir })).rejects.toThrow(`embedded Postgres in ${dataDir}: in use by process ${process.ppid}`);
+  });
+
+  it('an aborted start kills the server at once, releases the lock, and leaves the directory to be initialized afresh', async () => {
+    const dataDir = join(dir, 'aborted');
+    const abort = new AbortController();
+    const start = startEmbeddedPostgres({ dataDir, signal: abort.signal });
+    abort.abort();
+    await expect(start).rejects.toBeInstanceOf(EmbeddedPostgresError);
+    const until = Date.now() + 10_000;
+    while (existsSync(`${dataDir}.lock`) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(existsSync(`${dataDir}.lock`)).toBe(false);
+    expect(existsSync(`${dataDir}.initializing`)).toBe(true);
+    writeFileSync(join(dataDir, 'half-written'), 'x');
+    const pg = await startEmbeddedPostgres({ dataDir });
+    try {
+      expect(readdirSync(dataDir)).not.toContain('half-written');
+      expect(existsSync(`${dataDir}.initializing`)).toBe(false);
+    } finally {
+      await pg.stop();
+    }
+    expect(existsSync(`${dataDir}.lock`)).toBe(false);
   });
 });
