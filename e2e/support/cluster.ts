@@ -99,7 +99,7 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
         }),
     };
     processes.push(proc);
-    await proc.waitForLog(/"msg":"service started"/);
+    await proc.waitForLog(/"msg":"service started"/, 60_000);
     return proc;
   };
 
