@@ -340,8 +340,14 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
             ? { ...x, answer: event.answer, answeredAt: event.at, answeredBy: event.by }
             : x,
         );
+        const asked = stage.exchanges.find((x) => x.exchangeId === event.exchangeId && !x.answer);
+        // Time parked on an operator question does not count against the attempt's timeout_ms:
+        // the deadline moves by the wait.
+        const waitedMs = asked ? Math.max(0, Date.parse(event.at) - Date.parse(asked.askedAt)) : 0;
         const attempts = stage.attempts.map((a) =>
-          a.n === event.attempt && a.phase === 'parked' ? { ...a, phase: 'running' as const } : a,
+          a.n === event.attempt && a.phase === 'parked'
+            ? { ...a, phase: 'running' as const, deadlineAt: new Date(Date.parse(a.deadlineAt) + waitedMs).toISOString() }
+            : a,
         );
         return { ...stage, status: stage.status === 'waiting' ? 'running' : stage.status, exchanges, attempts };
       });

@@ -56,8 +56,12 @@ export function registerRun(program: Command, out: Output, setExit: (code: numbe
       if (config.mode === 'cluster' && checkout.kind === 'path') {
         throw new UsageError('--checkout <dir> works only in the embedded default: a cluster cannot see this machine\'s files');
       }
-      const agent = flags.agent !== undefined ? parseAgentSpec(flags.agent) : undefined;
-      if (config.mode === 'cluster' && agent) out.err('sf: --agent is ignored against a cluster: agent-runners use their own configured backend');
+      const agentText = flags.agent ?? process.env.SF_AGENT;
+      if (config.mode === 'embedded' && !agentText) {
+        throw new UsageError('no agent backend: pass --agent (script:<file> | openai | anthropic | exec:<command>) or set SF_AGENT');
+      }
+      const agent = agentText !== undefined ? parseAgentSpec(agentText) : undefined;
+      if (config.mode === 'cluster' && flags.agent !== undefined) out.err('sf: --agent is ignored against a cluster: agent-runners use their own configured backend');
       const session = await openSession(config, agent);
       try {
         const runId = newRunId();
