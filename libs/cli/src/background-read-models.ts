@@ -3,15 +3,17 @@
  * embedded Postgres under STAGEFLOW_HOME, with a projector following the log into it.
  *
  * Guarantees:
- * - nothing waits on it: it starts in the background (the embedded server at low priority), and
- *   a failure to start only logs (a busy data directory, held by another `sf`, at info level);
+ * - nothing waits on it: it starts in the background, `startDelayMs` after the engine (a run
+ *   that ends sooner pays nothing: not even loading pg and Kysely), the embedded server at low
+ *   priority; a failure to start only logs (a busy data directory, held by another `sf`, at
+ *   info level);
  * - on stop, a running projector catches up with the log and the server is closed cleanly; a
  *   start still in progress is abandoned (the server finishes starting and closes itself), and
  *   what it missed is projected by the next projector from the checkpoint;
  * - `SF_READ_MODELS=off` turns it off.
  */
 import * as path from 'node:path';
-import { EmbeddedPostgresBusyError, openReadModelDb, Projector, type OpenedReadModels } from '@stageflow/readmodels';
+import type { OpenedReadModels, Projector } from '@stageflow/readmodels';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
 
 export interface BackgroundReadModelOptions {
@@ -19,6 +21,8 @@ export interface BackgroundReadModelOptions {
   readonly enabled?: boolean;
   /** Schema holding the tables. Default `stageflow`. */
   readonly schema?: string;
+  /** Grace period before starting. Default 1 s. */
+  readonly startDelayMs?: number;
 }
 
 export interface BackgroundReadModels {
@@ -30,6 +34,7 @@ export interface BackgroundReadModels {
 
 /** Niceness of the embedded server: the run in the foreground keeps the CPU. */
 const BACKGROUND_NICENESS = 10;
+const DEFAULT_START_DELAY_MS = 1000;
 /** Nothing waits for the start (stop abandons it), so only a hung server is given up on. */
 const BACKGROUND_START_TIMEOUT_MS = 10 * 60_000;
 
@@ -40,7 +45,9 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
   const abandon = new AbortController();
   let running: { opened: OpenedReadModels; projector: Projector } | undefined;
   const started = (async () => {
+    if (!(await delay(options.startDelayMs ?? DEFAULT_START_DELAY_MS, abandon.signal))) return false;
     try {
+      const { openReadModelDb, Projector } = await import('@stageflow/readmodels');
       const opened = await openReadModelDb({
         databaseUrl: infra.config.databaseUrl,
         embeddedDir: path.join(infra.config.home, 'postgres'),
@@ -54,7 +61,7 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
       running = { opened, projector };
       return true;
     } catch (err) {
-      if (err instanceof EmbeddedPostgresBusyError) logger.info('read models not projected here', { reason: err.message });
+      if (err instanceof Error && err.name === 'EmbeddedPostgresBusyError') logger.info('read models not projected here', { reason: err.message });
       else if (!abandon.signal.aborted) logger.warn('read models did not start', { error: errorText(err) });
       return false;
     }
@@ -75,6 +82,22 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
       }
     },
   };
+}
+
+/** Resolves true after `ms`, or false as soon as the signal aborts. */
+function delay(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve(true);
+    }, ms);
+    function stop(): void {
+      clearTimeout(timer);
+      resolve(false);
+    }
+    signal.addEventListener('abort', stop, { once: true });
+  });
 }
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));

@@ -120,7 +120,7 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         await log.append(`${ns}.evt.run.a`, 1);
         await log.append(`${ns}.evt.stage.a.s1`, 2);
         await log.append(`${ns}.evt.run.b`, 3);
-        await log.append(`${ns}.evt.request.demo`, 4);
+        await log.append(`${ns}.dead.run.demo`, 4);
         await log.append(`${ns}.evt.run.a`, 5);
         await log.append(`${ns}.evt.stage.b.s2`, 6);
         const data = (messages: readonly StoredMessage[]) => messages.map((m) => m.data);

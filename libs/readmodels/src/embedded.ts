@@ -10,9 +10,12 @@
  *   over a lock whose processes are both gone;
  * - the child never outlives its owner: it closes PGlite (flushing to the directory) and exits
  *   when stopped or when its stdin closes (the owner went away);
- * - an aborted start kills the child at once. The read model is a projection (a rebuild
- *   recreates it), so this costs no data: a directory whose first initialization was cut short
- *   is recognised by its marker file and initialized afresh by the next start.
+ * - an aborted start rejects at once. A first start (which initializes the directory) is left
+ *   to finish in the child, which then closes PGlite and exits, so the one-time initialization
+ *   is never lost to short-lived owners; any other start is killed. A directory whose first
+ *   initialization was cut short all the same (the child was killed) keeps its marker file and
+ *   is initialized afresh by the next start: the read model is a projection, a rebuild recreates
+ *   it, so this costs no data.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -38,7 +41,7 @@ export interface EmbeddedOptions {
   readonly startTimeoutMs?: number;
   /** Scheduling niceness of the server process (background use: 10). Default: inherited. */
   readonly niceness?: number;
-  /** Aborting a start in progress kills the server and rejects at once. */
+  /** Aborting a start in progress rejects at once (see the guarantees above). */
   readonly signal?: AbortSignal;
 }
 
@@ -58,6 +61,7 @@ export class EmbeddedPostgresBusyError extends EmbeddedPostgresError {
 }
 
 const SERVER = `
+const fs = require('node:fs');
 const { PGlite } = require(process.env.SF_PGLITE_MODULE);
 const { PGLiteSocketServer } = require(process.env.SF_PGLITE_SOCKET_MODULE);
 let db;
@@ -78,6 +82,7 @@ process.stdout.on('error', () => undefined);
 process.stdin.resume();
 (async () => {
   db = await PGlite.create(process.env.SF_PGLITE_DATA_DIR);
+  fs.rmSync(process.env.SF_PGLITE_INITIALIZING, { force: true });
   if (leaving) return shutdown();
   server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: Number(process.env.SF_PGLITE_PORT), maxConnections: 4 });
   await server.start();
@@ -92,8 +97,9 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const lock = acquireLock(dataDir);
   const initializing = `${dataDir}.initializing`;
   let child: ChildProcess;
+  let fresh: boolean;
   try {
-    const fresh = !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0 || fs.existsSync(initializing);
+    fresh = !fs.existsSync(dataDir) || fs.readdirSync(dataDir).length === 0 || fs.existsSync(initializing);
     if (fresh) {
       fs.rmSync(dataDir, { recursive: true, force: true });
       fs.mkdirSync(dataDir, { recursive: true });
@@ -106,6 +112,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
         SF_PGLITE_MODULE: require.resolve('@electric-sql/pglite'),
         SF_PGLITE_SOCKET_MODULE: require.resolve('@electric-sql/pglite-socket'),
         SF_PGLITE_DATA_DIR: dataDir,
+        SF_PGLITE_INITIALIZING: initializing,
         SF_PGLITE_PORT: String(options.port ?? 0),
       },
     });
@@ -123,8 +130,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       // Best effort: a host that refuses leaves the server at normal priority.
     }
   }
-  const port = await readPort(child, dataDir, options);
-  fs.rmSync(initializing, { force: true });
+  const port = await readPort(child, dataDir, options, fresh);
   let stopping: Promise<void> | undefined;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -140,7 +146,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   };
 }
 
-function readPort(child: ChildProcess, dataDir: string, options: EmbeddedOptions): Promise<number> {
+function readPort(child: ChildProcess, dataDir: string, options: EmbeddedOptions, initializing: boolean): Promise<number> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -155,7 +161,15 @@ function readPort(child: ChildProcess, dataDir: string, options: EmbeddedOptions
     };
     const abandon = () => {
       settle();
-      child.kill('SIGKILL');
+      if (initializing) {
+        // Finishes initializing, then sees its stdin close and exits; nothing here waits for it.
+        child.stdin?.end();
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+        child.unref();
+      } else {
+        child.kill('SIGKILL');
+      }
       reject(new EmbeddedPostgresError('start abandoned', dataDir));
     };
     const timer = setTimeout(() => fail('did not start in time'), options.startTimeoutMs ?? 60_000);

@@ -31,7 +31,7 @@ const RUNS = [
 ] as const;
 
 /** Runs each pipeline on its own engine (each with its agent) over one home; returns the run ids. */
-async function runAll(config: StageflowConfig, readModels: { schema?: string }, runs: readonly (typeof RUNS)[number][] = RUNS): Promise<string[]> {
+async function runAll(config: StageflowConfig, readModels: { schema?: string; startDelayMs?: number }, runs: readonly (typeof RUNS)[number][] = RUNS): Promise<string[]> {
   const ids: string[] = [];
   for (const [i, spec] of runs.entries()) {
     const engine: Engine = await startEngine({ config, agent: parseAgentSpec(`script:${path.join(ROOT, spec.agent)}`), readModels, logger: silentLogger });
@@ -88,7 +88,7 @@ describe('sf projections rebuild (Postgres at DATABASE_URL)', () => {
   });
 
   it('projects real runs live, and a rebuild into a second schema equals the live tables', async () => {
-    const ids = await runAll(config, { schema: live });
+    const ids = await runAll(config, { schema: live, startDelayMs: 0 });
     const liveDb = open(live);
     const infra = await openInfrastructure(config);
     try {
@@ -124,7 +124,7 @@ describe('embedded default: read models in PGlite under STAGEFLOW_HOME', () => {
   afterAll(() => fs.rmSync(home, { recursive: true, force: true }));
 
   it('the engine projects its runs in the background, and a rebuild there equals the live tables', async () => {
-    const ids = await runAll(config, {}, [RUNS[1]]);
+    const ids = await runAll(config, { startDelayMs: 0 }, [RUNS[1]]);
     const infra = await openInfrastructure(config);
     const pg = await openReadModelDb({ embeddedDir: path.join(home, 'postgres') });
     try {

@@ -2,10 +2,11 @@
  * `sf projections rebuild`: recreates every read-model table from the event log, into Postgres
  * at DATABASE_URL or the embedded Postgres under STAGEFLOW_HOME. Refused (exit 1) while another
  * process serves the embedded Postgres; a rebuild that stops half-way resumes like a projector.
+ * The read-model library (pg, Kysely) is loaded only when the command runs: every other `sf`
+ * command starts without it.
  */
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { DEFAULT_SCHEMA, EmbeddedPostgresError, openReadModelDb, rebuild } from '@stageflow/readmodels';
 import { loadConfig, type StageflowConfig } from '@stageflow/runtime';
 import { UsageError, type Output } from '../output';
 import { openLog } from '../session';
@@ -26,6 +27,7 @@ export interface RebuildReport {
 export const embeddedReadModelDir = (config: StageflowConfig): string => path.join(config.home, 'postgres');
 
 export async function rebuildProjections(config: StageflowConfig, options: { schema?: string } = {}): Promise<RebuildReport> {
+  const { DEFAULT_SCHEMA, EmbeddedPostgresError, openReadModelDb, rebuild } = await import('@stageflow/readmodels');
   const schema = options.schema ?? DEFAULT_SCHEMA;
   const infra = await openLog(config);
   try {
@@ -69,10 +71,10 @@ export function registerProjections(program: Command, out: Output, setExit: (cod
     .description('read models (Postgres) projected from the event log')
     .command('rebuild')
     .description('recreate every read-model table from the event log')
-    .option('--schema <name>', 'schema holding the tables', DEFAULT_SCHEMA)
+    .option('--schema <name>', 'schema holding the tables (default: stageflow)')
     .option('--json', 'print the result as JSON')
-    .action(async (flags: { schema: string; json?: boolean }) => {
-      const report = await rebuildProjections(loadConfig(), { schema: flags.schema });
+    .action(async (flags: { schema?: string; json?: boolean }) => {
+      const report = await rebuildProjections(loadConfig(), flags.schema !== undefined ? { schema: flags.schema } : {});
       out.out(flags.json ? JSON.stringify(report, null, 2) : formatRebuild(report));
       setExit(0);
     });

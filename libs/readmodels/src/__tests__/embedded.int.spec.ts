@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { foldRun, summarizeRun } from '@stageflow/domain';
@@ -69,17 +69,37 @@ describe('embedded Postgres: one server per data directory', () => {
     await expect(startEmbeddedPostgres({ dataDir })).rejects.toThrow(`embedded Postgres in ${dataDir}: in use by process ${process.ppid}`);
   });
 
-  it('an aborted start kills the server at once, releases the lock, and leaves the directory to be initialized afresh', async () => {
+  const waitGone = async (file: string) => {
+    const until = Date.now() + 120_000;
+    while (existsSync(file) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    return !existsSync(file);
+  };
+
+  it('an aborted first start still initializes the directory (then exits); an aborted later start is killed', async () => {
     const dataDir = join(dir, 'aborted');
-    const abort = new AbortController();
-    const start = startEmbeddedPostgres({ dataDir, signal: abort.signal });
-    abort.abort();
+    const first = new AbortController();
+    const start = startEmbeddedPostgres({ dataDir, signal: first.signal });
+    first.abort();
     await expect(start).rejects.toBeInstanceOf(EmbeddedPostgresError);
-    const until = Date.now() + 10_000;
-    while (existsSync(`${dataDir}.lock`) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    expect(await waitGone(`${dataDir}.lock`)).toBe(true);
+    expect(existsSync(`${dataDir}.initializing`)).toBe(false);
+    expect(readdirSync(dataDir)).toContain('PG_VERSION');
+
+    const later = new AbortController();
+    const again = startEmbeddedPostgres({ dataDir, signal: later.signal });
+    later.abort();
+    await expect(again).rejects.toBeInstanceOf(EmbeddedPostgresError);
+    expect(await waitGone(`${dataDir}.lock`)).toBe(true);
+    const pg = await startEmbeddedPostgres({ dataDir });
+    await pg.stop();
     expect(existsSync(`${dataDir}.lock`)).toBe(false);
-    expect(existsSync(`${dataDir}.initializing`)).toBe(true);
+  });
+
+  it('initializes afresh a directory whose first initialization was cut short', async () => {
+    const dataDir = join(dir, 'half');
+    mkdirSync(dataDir);
     writeFileSync(join(dataDir, 'half-written'), 'x');
+    writeFileSync(`${dataDir}.initializing`, '');
     const pg = await startEmbeddedPostgres({ dataDir });
     try {
       expect(readdirSync(dataDir)).not.toContain('half-written');
@@ -87,6 +107,5 @@ describe('embedded Postgres: one server per data directory', () => {
     } finally {
       await pg.stop();
     }
-    expect(existsSync(`${dataDir}.lock`)).toBe(false);
   });
 });
