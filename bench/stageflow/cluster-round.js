@@ -11,6 +11,7 @@ const { connect } = require('@nats-io/transport-node');
 const { jetstreamManager } = require('@nats-io/jetstream');
 const { loadConfig, openInfrastructure } = require('@stageflow/runtime');
 const { loadPipeline } = require('@stageflow/catalog');
+const { readModelSchema } = require('@stageflow/api');
 const { roundMain, waitFor } = require('../lib/round-main');
 const { CpuSampler } = require('../lib/sampler');
 const { roundFigures } = require('../lib/metrics');
@@ -41,8 +42,8 @@ roundMain(async (spec) => {
   delete env.SF_LOG_LEVEL;
   const db = new Client({ connectionString: spec.databaseUrl });
   await db.connect();
-  // The API keeps its tables and checkpoint in schema `stageflow` whatever the namespace: start empty.
-  await db.query('drop schema if exists stageflow cascade');
+  // The API projects each namespace into its own schema (see readModelSchema in services/api).
+  const schema = readModelSchema(namespace);
   const services = [
     startService('scheduler', { env, dir: spec.dir }),
     startService('recovery', { env, dir: spec.dir }),
@@ -52,7 +53,7 @@ roundMain(async (spec) => {
   const verifiers = [];
   const infra = await openInfrastructure(loadConfig({ NATS_URL: spec.natsUrl, SF_NAMESPACE: namespace, STAGEFLOW_HOME: spec.dir }));
   const readCheckpoint = async () => {
-    const r = await db.query("select last_seq from stageflow.projector_checkpoints where name = 'readmodels'").catch(() => ({ rows: [] }));
+    const r = await db.query(`select last_seq from "${schema}".projector_checkpoints where name = 'readmodels'`).catch(() => ({ rows: [] }));
     return r.rows.length ? Number(r.rows[0].last_seq) : 0;
   };
   const pgPid = serverPid('postgres');
@@ -98,7 +99,7 @@ roundMain(async (spec) => {
   } finally {
     await Promise.all([...services, ...verifiers].map((s) => s.stop()));
     await infra.close();
-    await db.query('drop schema if exists stageflow cascade').catch(() => undefined);
+    await db.query(`drop schema if exists "${schema}" cascade`).catch(() => undefined);
     await db.end();
     await dropStreams(spec.natsUrl, namespace).catch(() => undefined);
   }

@@ -19,7 +19,7 @@ import type { Infrastructure, Logger } from '@stageflow/runtime';
 export interface BackgroundReadModelOptions {
   /** Default: on unless SF_READ_MODELS=off. */
   readonly enabled?: boolean;
-  /** Schema holding the tables. Default `stageflow`. */
+  /** Schema holding the tables. Default: the namespace's (`readModelSchema`), as the API reads. */
   readonly schema?: string;
   /** Grace period before starting. Default 1 s. */
   readonly startDelayMs?: number;
@@ -47,11 +47,11 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
   const started = (async () => {
     if (!(await delay(options.startDelayMs ?? DEFAULT_START_DELAY_MS, abandon.signal))) return false;
     try {
-      const { openReadModelDb, Projector } = await import('@stageflow/readmodels');
+      const { openReadModelDb, Projector, readModelSchema } = await import('@stageflow/readmodels');
       const opened = await openReadModelDb({
         databaseUrl: infra.config.databaseUrl,
         embeddedDir: path.join(infra.config.home, 'postgres'),
-        ...(options.schema ? { schema: options.schema } : {}),
+        schema: options.schema ?? readModelSchema(infra.config.namespace),
         embedded: { niceness: BACKGROUND_NICENESS, signal: abandon.signal, startTimeoutMs: BACKGROUND_START_TIMEOUT_MS },
       });
       const projector = new Projector(opened.db, infra.log, {

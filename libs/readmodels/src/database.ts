@@ -17,6 +17,14 @@ export interface DbOptions {
   readonly schema?: string;
 }
 
+/**
+ * The schema of a deployment namespace's read models: two deployments on one database never
+ * share tables or a projector checkpoint (a new namespace's log starts again at sequence 1).
+ */
+export function readModelSchema(namespace: string): string {
+  return namespace === 'sf' ? DEFAULT_SCHEMA : `${DEFAULT_SCHEMA}_${namespace.toLowerCase()}`;
+}
+
 const schemas = new WeakMap<Kysely<Database>, string>();
 
 /** The schema a `createDb` handle was opened on. */

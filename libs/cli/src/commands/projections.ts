@@ -27,8 +27,8 @@ export interface RebuildReport {
 export const embeddedReadModelDir = (config: StageflowConfig): string => path.join(config.home, 'postgres');
 
 export async function rebuildProjections(config: StageflowConfig, options: { schema?: string } = {}): Promise<RebuildReport> {
-  const { DEFAULT_SCHEMA, EmbeddedPostgresError, openReadModelDb, rebuild } = await import('@stageflow/readmodels');
-  const schema = options.schema ?? DEFAULT_SCHEMA;
+  const { EmbeddedPostgresError, openReadModelDb, readModelSchema, rebuild } = await import('@stageflow/readmodels');
+  const schema = options.schema ?? readModelSchema(config.namespace);
   const infra = await openLog(config);
   try {
     let target;
@@ -71,7 +71,7 @@ export function registerProjections(program: Command, out: Output, setExit: (cod
     .description('read models (Postgres) projected from the event log')
     .command('rebuild')
     .description('recreate every read-model table from the event log')
-    .option('--schema <name>', 'schema holding the tables (default: stageflow)')
+    .option('--schema <name>', 'schema holding the tables (default: the namespace\'s, stageflow for sf)')
     .option('--json', 'print the result as JSON')
     .action(async (flags: { schema?: string; json?: boolean }) => {
       const report = await rebuildProjections(loadConfig(), flags.schema !== undefined ? { schema: flags.schema } : {});
