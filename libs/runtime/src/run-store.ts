@@ -13,7 +13,7 @@
  * - Events that change nothing in the state are not appended.
  */
 import { createHash } from 'node:crypto';
-import { evolve, foldRun, initialRunState, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
+import { evolve, initialRunState, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
 import { WrongExpectedSequenceError, type EventLog, type StoredMessage } from '@stageflow/eventlog';
 
 export interface RunEventBatch {
@@ -31,7 +31,12 @@ export function eventsOf(message: StoredMessage): RunEvent[] {
   return Array.isArray(data?.events) ? data.events.map(upcast) : [];
 }
 
+/** Runs whose folded state a process keeps, most recently used last. */
+const RUN_CACHE_SIZE = 500;
+
 export class RunStore {
+  private readonly cache = new Map<string, LoadedRun>();
+
   constructor(
     readonly log: EventLog,
     readonly namespace = 'sf',
@@ -43,10 +48,30 @@ export class RunStore {
     return subjects(this.namespace).run(runId);
   }
 
+  /**
+   * The run's state. Folded incrementally: a run loaded before is read only from its last known
+   * sequence on (the log is append-only, so the fold is the same as folding from the start).
+   */
   async load(runId: string): Promise<LoadedRun> {
-    const read = await this.log.readSubject(this.subject(runId));
-    const events = read.messages.flatMap(eventsOf);
-    return { state: foldRun(events), events, lastSubjectSequence: read.lastSubjectSequence };
+    const cached = this.cache.get(runId);
+    const read = await this.log.readSubject(this.subject(runId), cached?.lastSubjectSequence ?? 0);
+    if (cached && read.messages.length === 0 && read.lastSubjectSequence === cached.lastSubjectSequence) return this.remember(runId, cached);
+    let state = cached?.state ?? initialRunState();
+    const events = cached ? [...cached.events] : [];
+    for (const message of read.messages) {
+      for (const event of eventsOf(message)) {
+        state = evolve(state, event);
+        events.push(event);
+      }
+    }
+    return this.remember(runId, { state, events, lastSubjectSequence: read.lastSubjectSequence });
+  }
+
+  private remember(runId: string, loaded: LoadedRun): LoadedRun {
+    this.cache.delete(runId);
+    this.cache.set(runId, loaded);
+    if (this.cache.size > RUN_CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    return loaded;
   }
 
   /**
@@ -70,10 +95,12 @@ export class RunStore {
       const batch: RunEventBatch = { events: effective };
       const digest = createHash('sha256').update(JSON.stringify(batch)).digest('hex').slice(0, 16);
       try {
-        await this.log.append(subject, batch, {
+        const appended = await this.log.append(subject, batch, {
           expectedLastSubjectSequence: loaded.lastSubjectSequence,
           msgId: `${subject}@${loaded.lastSubjectSequence}:${digest}`,
         });
+        // The expected sequence held, so this message directly follows what was loaded.
+        if (!appended.duplicate) this.remember(runId, { state, events: [...loaded.events, ...effective], lastSubjectSequence: appended.seq });
         return { events: effective, state };
       } catch (err) {
         if (err instanceof WrongExpectedSequenceError && conflict < maxConflicts) continue;
@@ -83,4 +110,3 @@ export class RunStore {
   }
 }
 
-export { initialRunState };

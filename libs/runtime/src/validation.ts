@@ -1,6 +1,6 @@
 /**
  * Schema checks the deciders need but may not do themselves (the domain is pure): the catalog's
- * io-schema compiler, injected. One compiled validator per schema object, cached.
+ * io-schema compiler, injected. One compiled validator per distinct schema, cached.
  */
 import type { IoSchema, StageDefinition } from '@stageflow/domain';
 import { compileIoSchema } from '@stageflow/catalog';
@@ -10,10 +10,13 @@ export const INPUT_VALIDATOR = Symbol('stageflow.input-validator');
 export type InputValidator = (stage: StageDefinition, input: unknown) => string | null;
 export type PayloadValidator = (schema: IoSchema, value: unknown) => string | null;
 
-const cache = new WeakMap<object, (value: unknown) => string | null>();
+/** Compiled validators by schema text: a schema folded again from the log is not compiled again. */
+const cache = new Map<string, (value: unknown) => string | null>();
+const CACHE_SIZE = 1000;
 
 export const validatePayload: PayloadValidator = (schema, value) => {
-  let validate = cache.get(schema);
+  const key = JSON.stringify(schema);
+  let validate = cache.get(key);
   if (!validate) {
     const compiled = compileIoSchema(schema);
     validate = compiled.ok
@@ -22,7 +25,8 @@ export const validatePayload: PayloadValidator = (schema, value) => {
           return problems.length ? problems.join('; ') : null;
         }
       : () => `io schema is invalid: ${compiled.problems.join('; ')}`;
-    cache.set(schema, validate);
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(key, validate);
   }
   return validate(value);
 };

@@ -4,9 +4,14 @@
  * with system/global git config ignored and fsmonitor disabled so no configuration runs code. Otherwise
  * (or with `ignoreGit`): every non-directory entry under `dir`, symlinks not followed, `.git`
  * directories skipped.
+ *
+ * A working tree with no ignore rules at all (no `.gitignore` anywhere, no rules in
+ * `.git/info/exclude`, no `excludesFile` in its config) and no nested repository is listed by
+ * walking it in-process: git would list exactly those files (tracked files missing from the tree
+ * are skipped by the seal either way), and a process spawn costs more than the whole walk.
  */
 import { execFile } from 'node:child_process';
-import { lstat, readdir } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 
@@ -41,8 +46,42 @@ async function walk(dir: string, prefix: string, out: string[]): Promise<void> {
   }
 }
 
+class NeedsGit extends Error {}
+
+async function hasIgnoreConfig(dir: string): Promise<boolean> {
+  const read = (path: string) => readFile(join(dir, path), 'utf8').catch(() => '');
+  const exclude = await read('.git/info/exclude');
+  if (exclude.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('#'))) return true;
+  return /excludesfile/i.test(await read('.git/config'));
+}
+
+async function walkWithoutIgnoreRules(dir: string, prefix: string, out: string[]): Promise<void> {
+  for (const entry of await readdir(join(dir, prefix), { withFileTypes: true })) {
+    if (entry.name === '.gitignore' || (entry.name === '.git' && prefix !== '')) throw new NeedsGit();
+    const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.isDirectory()) {
+      if (relative !== '.git') await walkWithoutIgnoreRules(dir, relative, out);
+    } else {
+      out.push(relative);
+    }
+  }
+}
+
+async function workingTreeFiles(dir: string): Promise<string[]> {
+  if (!(await hasIgnoreConfig(dir))) {
+    const out: string[] = [];
+    try {
+      await walkWithoutIgnoreRules(dir, '', out);
+      return out;
+    } catch (error) {
+      if (!(error instanceof NeedsGit)) throw error;
+    }
+  }
+  return gitFiles(dir);
+}
+
 export async function listSnapshotFiles(dir: string, options: { readonly ignoreGit?: boolean } = {}): Promise<string[]> {
-  if (options.ignoreGit !== true && (await exists(join(dir, '.git')))) return gitFiles(dir);
+  if (options.ignoreGit !== true && (await exists(join(dir, '.git')))) return workingTreeFiles(dir);
   const out: string[] = [];
   await walk(dir, '', out);
   return out;
