@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 'use strict';
 require('reflect-metadata');
-require('@stageflow/cli').main(process.argv).then(
+require('@stageflow/cli/dist/main').main(process.argv).then(
   (code) => process.exit(code),
   (err) => {
     process.stderr.write(`sf: ${err && err.stack ? err.stack : err}\n`);

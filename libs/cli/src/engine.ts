@@ -12,8 +12,7 @@ import { SchedulerModule } from '@stageflow/scheduler';
 import { VerifierModule } from '@stageflow/verifier';
 import { startBackgroundReadModels, type BackgroundReadModelOptions, type BackgroundReadModels } from './background-read-models';
 
-export const SERVICE_NAMES = ['scheduler', 'agent-runner', 'verifier', 'recovery', 'api'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
+import type { ServiceName } from './service-names';
 
 export interface Engine {
   readonly infra: Infrastructure;

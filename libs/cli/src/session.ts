@@ -5,10 +5,10 @@
  * process only follows the run's events.
  */
 import type { RunEvent } from '@stageflow/domain';
-import type { AgentSpec } from '@stageflow/agent-runner';
+import type { AgentSpec } from '@stageflow/runtime';
 import { loadConfig, openInfrastructure, type Infrastructure, type StageflowConfig } from '@stageflow/runtime';
 import { cliSummary } from './cli-summary';
-import { startEngine, type Engine } from './engine';
+import type { Engine } from './engine';
 import { exitCodeFor } from './exit-codes';
 import { followRun } from './follow';
 import type { Output } from './output';
@@ -23,6 +23,8 @@ export interface ForegroundOptions {
 /** Opens what a command needs: the whole engine when embedded, only the log against a cluster. */
 export async function openSession(config: StageflowConfig = loadConfig(), agent?: AgentSpec): Promise<{ infra: Infrastructure; engine?: Engine; close(): Promise<void> }> {
   if (config.mode === 'embedded') {
+    // The services load only when a command runs them.
+    const { startEngine } = await import('./engine');
     const engine = await startEngine({ config, agent });
     return { infra: engine.infra, engine, close: () => engine.stop() };
   }

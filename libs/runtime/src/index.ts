@@ -6,3 +6,4 @@ export * from './subjects';
 export * from './validation';
 export * from './evidence';
 export * from './verification-report';
+export * from './agent-spec';

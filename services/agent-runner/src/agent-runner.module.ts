@@ -1,5 +1,5 @@
 import { type DynamicModule, Module } from '@nestjs/common';
-import type { AgentSpec } from './agent-spec';
+import type { AgentSpec } from '@stageflow/runtime';
 import { AgentRunnerController } from './agent-runner.controller';
 import { createBackend } from './backends';
 import { AGENT_BACKEND } from './tokens';

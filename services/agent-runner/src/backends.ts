@@ -1,6 +1,6 @@
 /** Builds the configured agent backend, once per process, from the runner's own environment. */
 import { AnthropicBackend, ExecBackend, OpenAIBackend, ScriptBackend, type AgentBackend } from '@stageflow/agents';
-import { parseAgentSpec, type AgentSpec } from './agent-spec';
+import { parseAgentSpec, type AgentSpec } from '@stageflow/runtime';
 
 /** Splits an exec command line on whitespace, honouring simple single and double quotes. */
 export function splitCommand(command: string): string[] {

@@ -1,4 +1,4 @@
-export * from './agent-spec';
+export * from '@stageflow/runtime';
 export * from './agent-runner.module';
 export * from './run-workspace';
 export * from './resume';

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { decideRequest, summarizeRun } from '@stageflow/domain';
-import { parseAgentSpec } from '@stageflow/agent-runner';
+import { parseAgentSpec } from '@stageflow/runtime';
 import { createDb, getRunSummary, openReadModelDb, quoteIdent, readCheckpoint, rebuild, type Database } from '@stageflow/readmodels';
 import { loadConfig, openInfrastructure, silentLogger, type StageflowConfig } from '@stageflow/runtime';
 import { sql, type Kysely } from 'kysely';

@@ -7,9 +7,7 @@
  * The server ends when the client closes stdin, or on SIGTERM/SIGINT.
  */
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { createMcpServer, RunOperations } from '@stageflow/api';
-import { parseAgentSpec } from '@stageflow/agent-runner';
+import { parseAgentSpec } from '@stageflow/runtime';
 import { loadConfig, type Infrastructure } from '@stageflow/runtime';
 import type { Output } from '../output';
 import { openLog, openSession } from '../session';
@@ -23,6 +21,8 @@ export function registerMcp(program: Command, _out: Output, setExit: (code: numb
       const config = loadConfig();
       const session = config.mode === 'embedded' && !flags.agent ? await logOnly() : await openSession(config, flags.agent ? parseAgentSpec(flags.agent) : undefined);
       try {
+        const { createMcpServer, RunOperations } = await import('@stageflow/api');
+        const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
         const server = createMcpServer(new RunOperations(session.infra), `mcp:${process.env.USER ?? 'unknown'}`);
         const ended = new Promise<void>((resolve) => {
           process.stdin.once('end', resolve);

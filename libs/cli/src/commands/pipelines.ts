@@ -4,7 +4,7 @@
  * `--server <api-url>` through the API (`SF_API_TOKEN`).
  */
 import type { Command } from 'commander';
-import { PublishedPipelines, type PipelineListing, type PipelineVersionView, type PublishResult } from '@stageflow/api';
+import type { PipelineListing, PipelineVersionView, PublishResult } from '@stageflow/api';
 import type { InlinePipelineBundle, PipelineReference } from '@stageflow/domain';
 import type { Infrastructure } from '@stageflow/runtime';
 import type { Output } from '../output';
@@ -30,6 +30,7 @@ async function withStore<T>(server: string | undefined, fn: (store: PipelineStor
   }
   const infra: Infrastructure = await openLog();
   try {
+    const { PublishedPipelines } = await import('@stageflow/api');
     const published = new PublishedPipelines(infra.log, infra.config.namespace);
     return await fn({
       publish: (bundle) => published.publish(bundle, `cli:${process.env.USER ?? 'unknown'}`),

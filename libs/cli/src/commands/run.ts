@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { decideRequest, type Checkout } from '@stageflow/domain';
-import { parseAgentSpec } from '@stageflow/agent-runner';
+import { parseAgentSpec } from '@stageflow/runtime';
 import { loadConfig } from '@stageflow/runtime';
 import { newRunId } from '../ids';
 import type { Output } from '../output';

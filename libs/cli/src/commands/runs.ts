@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { decideOperator, FEEDBACK_DECISIONS, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunState } from '@stageflow/domain';
-import { parseAgentSpec } from '@stageflow/agent-runner';
+import { parseAgentSpec } from '@stageflow/runtime';
 import { eventsOf, formatVerification, loadConfig, runIdOf, verificationReport, type Infrastructure } from '@stageflow/runtime';
 import { cliSummary } from '../cli-summary';
 import { exitCodeFor } from '../exit-codes';

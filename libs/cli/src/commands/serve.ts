@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { parseAgentSpec } from '@stageflow/agent-runner';
-import { startService } from '@stageflow/messaging';
+import { parseAgentSpec } from '@stageflow/runtime';
 import { createLogger, loadConfig, openInfrastructure } from '@stageflow/runtime';
-import { SERVICE_NAMES, serviceModule, type ServiceName } from '../engine';
+import { SERVICE_NAMES, type ServiceName } from '../service-names';
 import { UsageError, type Output } from '../output';
-import { apiServiceOptions } from '../api-service';
 
 export function registerServe(program: Command, _out: Output, setExit: (code: number) => void): void {
   program
@@ -16,6 +14,7 @@ export function registerServe(program: Command, _out: Output, setExit: (code: nu
     .option('--agent <spec>', 'agent-runner: the agent backend (default: $SF_AGENT)')
     .action(async (name: string, flags: { port?: number; host: string; agent?: string }) => {
       if (!SERVICE_NAMES.includes(name as ServiceName)) throw new UsageError(`unknown service ${name}; one of ${SERVICE_NAMES.join(', ')}`);
+      const [{ startService }, { serviceModule }, { apiServiceOptions }] = await Promise.all([import('@stageflow/messaging'), import('../engine'), import('../api-service')]);
       const config = loadConfig();
       const logger = createLogger({ service: name, pid: process.pid });
       const infra = await openInfrastructure(config);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { STAGE_VERBS, stageToolCommand, stopHook, type StageVerb } from '@stageflow/agents';
+import type { StageVerb } from '@stageflow/agents';
 import type { Output } from '../output';
 
 async function readStdin(): Promise<string> {
@@ -21,13 +21,14 @@ export function registerStage(program: Command, out: Output, setExit: (code: num
     ask: 'ask the operator: {"kind", "question", ...}',
     check: 'check the required outputs of this attempt (exit 0 when all are present, fresh and valid)',
   };
-  for (const verb of Object.keys(STAGE_VERBS) as StageVerb[]) {
+  for (const verb of Object.keys(verbs) as StageVerb[]) {
     stage
       .command(verb)
       .description(verbs[verb])
       .argument('[json]', 'the tool arguments as JSON (default: stdin, or {} for check)')
       .action(async (json?: string) => {
         const args = json ?? (verb === 'check' ? '{}' : await readStdin());
+        const { stageToolCommand } = await import('@stageflow/agents');
         const result = await stageToolCommand(verb, args || '{}');
         if (result.output) (result.exitCode === 1 ? out.err : out.out)(result.output);
         setExit(result.exitCode);
@@ -37,6 +38,7 @@ export function registerStage(program: Command, out: Output, setExit: (code: num
     .command('stop-hook')
     .description('a Stop hook for agent CLIs: blocks at most once per turn, fails open, decides nothing')
     .action(async () => {
+      const { stopHook } = await import('@stageflow/agents');
       const decision = await stopHook(await readStdin());
       if (decision) out.out(decision);
       setExit(0);
