@@ -127,6 +127,22 @@ describe('operator REST e2e (cluster, script agent)', () => {
     });
   });
 
+  it('the CLI against the API: runs list --server reads the read models; feedback-decide --server gets the same refusal', async () => {
+    const { run_id: runId } = await started('manualFixes');
+    const env = { SF_API_TOKEN: 'e2e-token', NATS_URL: '', DATABASE_URL: '' };
+    let listed: { runs: { run_id: string; status: string }[] } = { runs: [] };
+    for (let i = 0; i < 50 && !listed.runs.some((r) => r.run_id === runId); i++) {
+      const list = await d.sf(['runs', 'list', '--server', api, '--status', 'waiting', '--json'], { env });
+      expect(list.code).toBe(0);
+      listed = JSON.parse(list.stdout);
+      if (!listed.runs.some((r) => r.run_id === runId)) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(listed.runs).toContainEqual(expect.objectContaining({ run_id: runId, status: 'waiting' }));
+    const decided = await d.sf(['runs', 'feedback-decide', '--server', api, '--run', runId, '--stage', 'fixes', '--decision', 'continue'], { env });
+    expect(decided.code).toBe(1);
+    expect(decided.stderr).toMatch(/stage fixes is not a feedback loop source/);
+  });
+
   it('reads a repair: the failed attempt and the passing repair, each with its checks and evidence', async () => {
     const { run_id: runId } = await started('repairFixes');
     const { status, body } = await http<VerificationReport>('GET', `/api/runs/${runId}/stages/fixes/verification`);

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Transpiles every workspace's src/ to dist/ with swc (no type-check; `npm run typecheck` does that).
+// Nx runs the same per package (`npx nx run-many -t build`, cached by nx.json).
 // Spec files are not shipped. Runs on `npm ci` through the root `prepare` script.
 'use strict';
 const fs = require('node:fs');
@@ -53,6 +54,13 @@ function copyAssets(src, dist) {
 async function main() {
   const started = Date.now();
   let files = 0;
+  // `node scripts/build.js <package dir>...` builds only those (what each package's `build` target runs).
+  const only = process.argv.slice(2).map((dir) => path.resolve(dir));
+  if (only.length) {
+    for (const dir of only) files += await buildPackage(dir);
+    process.stderr.write(`built ${files} files in ${Date.now() - started} ms\n`);
+    return;
+  }
   for (const group of ['libs', 'services']) {
     for (const name of fs.readdirSync(path.join(root, group))) {
       files += await buildPackage(path.join(root, group, name));

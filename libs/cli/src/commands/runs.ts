@@ -7,7 +7,7 @@ import { exitCodeFor } from '../exit-codes';
 import { UsageError, type Output } from '../output';
 import { board } from '../progress';
 import { openLog, openSession, runInForeground } from '../session';
-import { decideOnServer, showOnServer, verifyOnServer } from '../remote/runs';
+import { decideOnServer, listOnServer, showOnServer, verifyOnServer } from '../remote/runs';
 
 async function withLog<T>(fn: (infra: Infrastructure) => Promise<T>): Promise<T> {
   const infra = await openLog();
@@ -36,13 +36,17 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
     .option('--pipeline <id>', 'only runs of this pipeline')
     .option('--limit <n>', 'at most n runs', '50')
     .option('--json', 'print JSON')
-    .action(async (flags: { status?: string; pipeline?: string; limit: string; json?: boolean }) => {
+    .option('--server <api-url>', 'a cluster\'s API (token from SF_API_TOKEN) instead of the log')
+    .action(async (flags: { status?: string; pipeline?: string; limit: string; json?: boolean; server?: string }) => {
+      if (flags.server !== undefined) return setExit(await listOnServer(flags.server, { status: flags.status, pipeline: flags.pipeline, limit: flags.limit }, out, Boolean(flags.json)));
       const summaries = await withLog(async (infra) => {
         const messages = await infra.log.read(infra.runs.subject('*'));
         const byRun = new Map<string, ReturnType<typeof eventsOf>>();
         for (const m of messages) {
           const id = runIdOf(m.subject);
-          byRun.set(id, [...(byRun.get(id) ?? []), ...eventsOf(m)]);
+          const events = byRun.get(id) ?? [];
+          events.push(...eventsOf(m));
+          byRun.set(id, events);
         }
         return [...byRun.values()].map((events) => foldRun(events)).filter((s) => s.exists);
       });

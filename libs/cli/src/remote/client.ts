@@ -75,6 +75,15 @@ export class ApiClient {
     return this.call('POST', `/api/runs/${enc(runId)}/stages/${enc(stageId)}/retry`);
   }
 
+  feedbackDecision(runId: string, stageId: string, body: { decision: string; loop_id?: string; reason?: string }): Promise<RunSummary> {
+    return this.call('POST', `/api/runs/${enc(runId)}/stages/${enc(stageId)}/feedback-decision`, body);
+  }
+
+  runs<T>(query: Record<string, string | undefined>): Promise<T> {
+    const params = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined));
+    return this.call('GET', `/api/runs${params.size ? `?${params}` : ''}`);
+  }
+
   cancel(runId: string, reason?: string): Promise<RunSummary> {
     return this.call('POST', `/api/runs/${enc(runId)}/cancel`, reason !== undefined ? { reason } : {});
   }

@@ -7,7 +7,7 @@
 import { runStatus, summarizeRun, type OperatorCommand } from '@stageflow/domain';
 import { formatVerification } from '@stageflow/runtime';
 import { exitCodeFor } from '../exit-codes';
-import { UsageError, type Output } from '../output';
+import type { Output } from '../output';
 import { board } from '../progress';
 import { ApiClient } from './client';
 import { followRemote, loadRemote } from './follow';
@@ -18,6 +18,14 @@ export async function showOnServer(server: string, runId: string, out: Output, o
   const summary = summarizeRun(run.state, { includeEnvelopes: options.includeStages });
   out.out(options.json ? JSON.stringify(summary, null, 2) : board(summary));
   return exitCodeFor(runStatus(run.state));
+}
+
+/** `sf runs list --server`: the API's read models, filtered and paginated there. */
+export async function listOnServer(server: string, query: { status?: string; pipeline?: string; limit: string }, out: Output, json: boolean): Promise<number> {
+  const page = await ApiClient.fromEnv(server).runs<{ runs: { run_id: string; pipeline: string; status: string; started_at: string }[]; next_cursor?: string }>(query);
+  if (json) out.out(JSON.stringify(page, null, 2));
+  else out.out(page.runs.length ? page.runs.map((r) => `${r.run_id}  ${r.pipeline}  ${r.status}  ${r.started_at}`).join('\n') : 'no runs');
+  return 0;
 }
 
 export async function verifyOnServer(server: string, runId: string, stageId: string, out: Output, json: boolean): Promise<number> {
@@ -50,7 +58,11 @@ function send(client: ApiClient, runId: string, command: OperatorCommand): Promi
     case 'CancelRun':
       return client.cancel(runId, command.reason);
     case 'DecideFeedbackLoop':
-      throw new UsageError('deciding a feedback loop is not offered against a cluster by this CLI');
+      return client.feedbackDecision(runId, command.stageId, {
+        decision: command.decision,
+        ...(command.loopId ? { loop_id: command.loopId } : {}),
+        ...(command.reason ? { reason: command.reason } : {}),
+      });
     default: {
       const unreachable: never = command;
       throw new Error(`unknown operator command ${JSON.stringify(unreachable)}`);
