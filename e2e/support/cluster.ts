@@ -9,9 +9,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { deleteNamespace } from './events';
+import { ROOT, runSf, SF, type SfResult } from './sf-process';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
-export const SF = path.join(ROOT, 'bin', 'sf.js');
+export { ROOT, SF } from './sf-process';
 
 export function assertBuilt(): void {
   if (!fs.existsSync(path.join(ROOT, 'libs', 'cli', 'dist', 'index.js'))) {
@@ -34,7 +34,7 @@ export interface Deployment {
   readonly env: NodeJS.ProcessEnv;
   readonly dir: string;
   start(name: string, args?: string[], extraEnv?: NodeJS.ProcessEnv): Promise<ServiceProcess>;
-  sf(args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<{ code: number; stdout: string; stderr: string }>;
+  sf(args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<SfResult>;
   stop(): Promise<void>;
 }
 
@@ -104,21 +104,7 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
   };
 
   const sf = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [SF, ...args], { cwd: options.cwd ?? ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'cli'), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        reject(new Error(`sf ${args.join(' ')} timed out; stderr:\n${stderr.slice(-3000)}`));
-      }, options.timeoutMs ?? 60_000);
-      child.on('exit', (code) => {
-        clearTimeout(timer);
-        resolve({ code: code ?? 1, stdout, stderr });
-      });
-    });
+    runSf(args, { cwd: options.cwd ?? ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'cli'), ...options.env }, timeoutMs: options.timeoutMs });
 
   return {
     namespace,

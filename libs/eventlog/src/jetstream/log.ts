@@ -12,7 +12,7 @@ import {
   type Subscription,
 } from '../types';
 import { natsCall, toEventLogError } from './errors';
-import { encode } from './messages';
+import { encode, fromStoredMsg } from './messages';
 import { readRange } from './read';
 import { JetStreamSubscriptions } from './subscription';
 
@@ -24,6 +24,9 @@ import { JetStreamSubscriptions } from './subscription';
  * A read filter spanning several subject spaces (`<ns>.*.run.>`) is read as one filter per space
  * (a consumer filter must lie inside one stream subject on nats-server 2.9) and merged by sequence.
  */
+/** Up to this many new messages on one subject are read with direct gets rather than a consumer. */
+const SMALL_READ = 16;
+
 export class JetStreamEventLog implements EventLog {
   private readonly subscriptions: JetStreamSubscriptions;
 
@@ -58,10 +61,31 @@ export class JetStreamEventLog implements EventLog {
     return last?.seq ?? 0;
   }
 
+  /**
+   * Cheapest first: one request tells whether the subject holds anything past `afterSeq` (a
+   * reader that is up to date pays only that); a few new messages are fetched one by one with
+   * `next_by_subj`; more than SMALL_READ go through an ephemeral consumer.
+   */
   async readSubject<T = unknown>(subject: string, afterSeq = 0): Promise<SubjectRead<T>> {
     assertSubject(subject);
-    const [messages, last] = await Promise.all([this.read<T>(subject, afterSeq), this.lastSubjectSequence(subject)]);
+    const last = await this.lastSubjectSequence(subject);
+    if (last <= afterSeq) return { messages: [], lastSubjectSequence: last };
+    const messages = (await this.readFew<T>(subject, afterSeq, last)) ?? (await this.read<T>(subject, afterSeq));
     return { messages, lastSubjectSequence: Math.max(last, messages.at(-1)?.seq ?? 0) };
+  }
+
+  /** The messages of `subject` in (afterSeq, last], or undefined when there are more than SMALL_READ. */
+  private async readFew<T>(subject: string, afterSeq: number, last: number): Promise<StoredMessage<T>[] | undefined> {
+    const messages: StoredMessage<T>[] = [];
+    let seq = afterSeq;
+    while (seq < last) {
+      if (messages.length >= SMALL_READ) return undefined;
+      const next = await natsCall(`read ${subject}`, () => this.jsm.direct.getMessage(this.stream, { seq: seq + 1, next_by_subj: subject }));
+      if (!next || next.seq > last) break;
+      messages.push(fromStoredMsg<T>(next));
+      seq = next.seq;
+    }
+    return messages;
   }
 
   async read<T = unknown>(filter: string, afterSeq = 0, limit = Infinity): Promise<readonly StoredMessage<T>[]> {

@@ -25,7 +25,8 @@ const STREAM_NAME_IN_USE = 10058;
 export async function ensureStreams(jsm: JetStreamManager, names: StreamNames, subjects: Subjects, duplicateWindowMs: number | undefined): Promise<void> {
   // A process that does not configure the window leaves the streams' window as it is.
   const common = { storage: StorageType.File, num_replicas: 1, ...(duplicateWindowMs !== undefined ? { duplicate_window: nanos(duplicateWindowMs) } : {}) };
-  await ensureStream(jsm, { ...common, name: names.events, subjects: [...subjects.appendable], retention: RetentionPolicy.Limits });
+  // allow_direct: a reader catching up on one subject gets its few new messages by direct get.
+  await ensureStream(jsm, { ...common, name: names.events, subjects: [...subjects.appendable], retention: RetentionPolicy.Limits, allow_direct: true });
   await ensureStream(jsm, { ...common, name: names.work, subjects: [subjects.work('>')], retention: RetentionPolicy.Workqueue });
 }
 
