@@ -151,12 +151,16 @@ describe('recovery e2e through the CLI (embedded default, script agent)', () => 
   it('recover --stop ends the stage: exit 1, successors skipped; retry and a second decision are refused afterwards', async () => {
     const { first, runs, refused, events } = scenarios.manualBroken;
     const waiting = await first;
-    const stopped = await runs(['recover', '--run', waiting.run_id, '--stage', 'broken', '--stop', '--json']);
+    const stop = ['recover', '--run', waiting.run_id, '--stage', 'broken', '--stop', '--json', '--idempotency-key', 'stop-broken-1'];
+    const stopped = await runs(stop);
     expect(stopped.code).toBe(1);
     expect(statuses(JSON.parse(stopped.stdout) as RunSummary)).toEqual([
       ['broken', 'failed'],
       ['publish', 'skipped'],
     ]);
+    const repeated = await runs(stop);
+    expect(repeated.code).toBe(1);
+    expect(JSON.parse(repeated.stdout)).toEqual(JSON.parse(stopped.stdout));
     expect(eventsOfType(await events(waiting.run_id), 'ManualRecoveryDecided')).toEqual([expect.objectContaining({ decision: 'stop', by: expect.stringMatching(/^cli:/) })]);
     const [retry, guidance] = await Promise.all([
       refused(['retry', '--run', waiting.run_id, '--stage', 'broken']),

@@ -14,3 +14,4 @@ export { ExecBackend, type ExecBackendOptions } from './exec/exec';
 export { ToolServer } from './exec/tool-server';
 export { stageToolCommand, STAGE_VERBS, type StageVerb, type StageCommandResult } from './exec/tool-client';
 export { stopHook } from './exec/stop-hook';
+export { TranscriptRecorder, type ToolCallRecord, type TurnTranscript } from './transcript';

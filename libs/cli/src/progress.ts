@@ -19,6 +19,8 @@ export function progressLine(event: RunEvent): string | undefined {
       return `  ${event.stageId} emit rejected: ${event.reason}`;
     case 'ReminderSent':
       return `  ${event.stageId} reminder ${event.reminder} sent`;
+    case 'AgentTurnRecorded':
+      return undefined;
     case 'EnvelopeCaptured':
       return `${MARK.info} ${event.stageId} attempt ${event.attempt} claims ${event.envelope.status}: ${event.envelope.summary}`;
     case 'AttemptFailed':

@@ -20,6 +20,7 @@ export type AttemptCommand =
   | (AttemptRef & { readonly type: 'AskOperator'; readonly exchangeId: string; readonly question: OperatorQuestion; readonly resume: { readonly [key: string]: unknown } })
   | (AttemptRef & { readonly type: 'RejectEnvelope'; readonly reason: string })
   | (AttemptRef & { readonly type: 'SendReminder'; readonly reminder: number; readonly lastRejection?: string })
+  | (AttemptRef & { readonly type: 'RecordTurn'; readonly turn: number; readonly transcript: string; readonly toolCalls: number; readonly result: 'ended' | 'provider_error' | 'aborted' })
   | (AttemptRef & { readonly type: 'CaptureEnvelope'; readonly envelope: StageEnvelope; readonly checkoutSnapshot: string; readonly artifactsSnapshot: string })
   | (AttemptRef & { readonly type: 'FailAttempt'; readonly kind: AttemptFailureKind; readonly reason: string; readonly envelope?: StageEnvelope })
   | (AttemptRef & { readonly type: 'RecordVerification'; readonly checks: readonly CheckResult[]; readonly error?: string });
@@ -52,6 +53,12 @@ export function decideAttempt(command: AttemptCommand, state: RunState): RunEven
       return open && attempt.reminders < command.reminder
         ? [{ ...base, type: 'ReminderSent', reminder: command.reminder, ...(command.lastRejection ? { lastRejection: command.lastRejection } : {}) }]
         : [];
+    case 'RecordTurn': {
+      const duplicate = (attempt.transcripts ?? []).some((t) => t.turn === command.turn && t.digest === command.transcript);
+      return open && !duplicate
+        ? [{ ...base, type: 'AgentTurnRecorded', turn: command.turn, transcript: command.transcript, toolCalls: command.toolCalls, result: command.result }]
+        : [];
+    }
     case 'CaptureEnvelope':
       return open
         ? [{ ...base, type: 'EnvelopeCaptured', envelope: command.envelope, checkoutSnapshot: command.checkoutSnapshot, artifactsSnapshot: command.artifactsSnapshot }]

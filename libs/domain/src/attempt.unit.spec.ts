@@ -38,6 +38,13 @@ describe('attempt decider', () => {
     given(captured).when(decideAttempt, cmd({ type: 'RejectEnvelope', reason: 'late' })).thenNothing();
   });
 
+  it('records a turn transcript while open; a duplicate or a turn after the capture is a no-op', () => {
+    const turn = cmd({ type: 'RecordTurn', turn: 1, transcript: 'sha256:t1', toolCalls: 2, result: 'ended' });
+    given(running).when(decideAttempt, turn).then({ type: 'AgentTurnRecorded', turn: 1, transcript: 'sha256:t1', toolCalls: 2, result: 'ended' });
+    given(running).when(decideAttempt, turn).thenIdempotent();
+    given(captured).when(decideAttempt, turn).thenNothing();
+  });
+
   it('caps a failure reason', () => {
     const [failed] = given(running).when(decideAttempt, cmd({ type: 'FailAttempt', kind: 'provider_error', reason: 'e'.repeat(2000) })).then({ type: 'AttemptFailed', kind: 'provider_error' });
     expect((failed as { reason: string }).reason).toHaveLength(MAX_REASON_CHARS);

@@ -173,6 +173,16 @@ export interface ReminderSent extends AttemptEventBase {
   readonly lastRejection?: string;
 }
 
+/** One agent turn's transcript (input, tool calls, result; secrets redacted), stored as a blob. */
+export interface AgentTurnRecorded extends AttemptEventBase {
+  readonly type: 'AgentTurnRecorded';
+  readonly turn: number;
+  /** Blob digest of the turn's transcript JSON. */
+  readonly transcript: string;
+  readonly toolCalls: number;
+  readonly result: 'ended' | 'provider_error' | 'aborted';
+}
+
 export interface EnvelopeCaptured extends AttemptEventBase {
   readonly type: 'EnvelopeCaptured';
   readonly envelope: StageEnvelope;
@@ -322,6 +332,7 @@ export type RunEvent =
   | OperatorAnswered
   | EnvelopeRejected
   | ReminderSent
+  | AgentTurnRecorded
   | EnvelopeCaptured
   | AttemptFailed
   | AttemptVerified

@@ -59,7 +59,14 @@ export interface AttemptState {
   /** `at` of each rejection, parallel to `rejections`: a redelivered rejection is recognised. */
   readonly rejectedAt?: readonly string[];
   readonly reminders: number;
+  /** Each recorded turn's transcript blob, in recording order; absent before the first. */
+  readonly transcripts?: readonly AttemptTranscript[];
   readonly finishedAt?: string;
+}
+
+export interface AttemptTranscript {
+  readonly turn: number;
+  readonly digest: string;
 }
 
 export interface ManualRecovery {
@@ -361,6 +368,12 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
       return withAttempt(state, event.stageId, event.attempt, (a) => ({
         attempt: { ...a, reminders: Math.max(a.reminders, event.reminder) },
       }));
+    case 'AgentTurnRecorded':
+      return withAttempt(state, event.stageId, event.attempt, (a) => {
+        const known = a.transcripts ?? [];
+        if (known.some((t) => t.turn === event.turn && t.digest === event.transcript)) return { attempt: a };
+        return { attempt: { ...a, transcripts: [...known, { turn: event.turn, digest: event.transcript }] } };
+      });
     case 'EnvelopeCaptured':
       return withAttempt(state, event.stageId, event.attempt, (a) =>
         a.envelope

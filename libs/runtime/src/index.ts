@@ -6,4 +6,5 @@ export * from './subjects';
 export * from './validation';
 export * from './evidence';
 export * from './verification-report';
+export * from './transcript-report';
 export * from './agent-spec';

@@ -19,6 +19,8 @@ export interface VerificationReport {
     readonly rejections: readonly string[];
     /** Reminder turns the session was sent. */
     readonly reminders: number;
+    /** Each recorded agent turn's transcript blob (`sf runs transcript` resolves them). */
+    readonly transcripts: readonly { readonly turn: number; readonly digest: string }[];
     readonly checks: readonly { id: string; type: string; phase: string; status: string; message?: string; evidence: Record<string, unknown>; started_at: string; finished_at: string }[];
   }[];
 }
@@ -30,7 +32,7 @@ export async function verificationReport(state: RunState, stageId: string, blobs
   for (const a of stage.attempts) {
     const checks = [];
     for (const c of a.checks) checks.push({ ...c, evidence: await resolveEvidence(c.evidence, blobs) });
-    attempts.push({ n: a.n, reason: a.reason, disposition: a.disposition, failure: a.failure, started_at: a.startedAt, finished_at: a.finishedAt ?? null, rejections: a.rejections, reminders: a.reminders, checks });
+    attempts.push({ n: a.n, reason: a.reason, disposition: a.disposition, failure: a.failure, started_at: a.startedAt, finished_at: a.finishedAt ?? null, rejections: a.rejections, reminders: a.reminders, transcripts: a.transcripts ?? [], checks });
   }
   return { run_id: state.runId, stage_id: stageId, status: stage.status, attempts };
 }
@@ -41,6 +43,7 @@ export function formatVerification(report: VerificationReport): string {
     lines.push(`  attempt ${a.n} (${a.reason}): ${a.disposition}${a.failure ? ` — ${a.failure}` : ''}`);
     for (const r of a.rejections) lines.push(`    emit rejected: ${r}`);
     if (a.reminders) lines.push(`    reminders sent: ${a.reminders}`);
+    if (a.transcripts.length) lines.push(`    transcripts: ${a.transcripts.length} turn(s) (sf runs transcript --run ${report.run_id} --stage ${report.stage_id} --attempt ${a.n})`);
     for (const c of a.checks) lines.push(`    ${c.status.padEnd(6)} ${c.id} (${c.type})${c.message ? `: ${c.message}` : ''}`);
   }
   return lines.join('\n');

@@ -23,10 +23,20 @@ export async function createBackend(given: AgentSpec | undefined, env: NodeJS.Pr
       return new ExecBackend({
         command: splitCommand(spec.command),
         passEnv: (env.SF_EXEC_PASS_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+        ...(stopHookOf(env) ? { stopHook: stopHookOf(env) } : {}),
+        ...(env.SF_BIN ? { sfBin: env.SF_BIN } : {}),
       });
     default: {
       const unreachable: never = spec;
       throw new Error(`unknown agent ${String(unreachable)}`);
     }
   }
+}
+
+/** `SF_EXEC_STOP_HOOK=claude` installs the Stop hook for Claude Code; anything else is refused. */
+function stopHookOf(env: NodeJS.ProcessEnv): 'claude' | undefined {
+  const value = env.SF_EXEC_STOP_HOOK?.trim();
+  if (!value) return undefined;
+  if (value === 'claude') return value;
+  throw new Error(`SF_EXEC_STOP_HOOK=${value}: the only supported stop hook is claude`);
 }

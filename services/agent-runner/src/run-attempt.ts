@@ -9,9 +9,11 @@
  *   (with the session's resume state and sealed snapshots of its checkout and artifacts, so any
  *   replica can continue it from what it left).
  * - Emit rejections and reminders are recorded as they happen.
+ * - Every turn's transcript (its input, the tool calls made through the host, its result), with
+ *   secrets redacted, is stored as a blob and recorded (AgentTurnRecorded) before the outcome.
  */
 import { randomUUID } from 'node:crypto';
-import { buildPrompt, runSession, ToolHost, type AgentBackend, type ResumeState, type SessionOutcome } from '@stageflow/agents';
+import { buildPrompt, runSession, ToolHost, TranscriptRecorder, type AgentBackend, type ResumeState, type SessionOutcome, type TurnInput, type TurnResult } from '@stageflow/agents';
 import { checkRequiredOutputs, formatSelfCheck, sealDirectory } from '@stageflow/checks';
 import { decideAttempt, loopAllowsSendBack, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
 import type { Infrastructure } from '@stageflow/runtime';
@@ -62,6 +64,7 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     await record({ type: 'RecordBaseline', manifest: baseline.digest });
   }
 
+  const transcripts = new TranscriptRecorder();
   const host = new ToolHost({
     runId: state.runId,
     runDir: workspace.runDir,
@@ -79,7 +82,13 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
       await record({ type: 'RejectEnvelope', reason });
     },
     newExchangeId: () => `x-${randomUUID()}`,
+    onToolCall: transcripts.onToolCall,
   });
+  const recordTurn = async (turn: number, turnInput: TurnInput, result: TurnResult) => {
+    const transcript = transcripts.takeTurn(turn, turnInput, result);
+    const digest = await infra.blobs.put(Buffer.from(JSON.stringify(transcript), 'utf8'));
+    await record({ type: 'RecordTurn', turn, transcript: digest, toolCalls: transcript.toolCalls.length, result: result.kind });
+  };
   const prompt = buildPrompt({
     stage,
     input: attempt.input,
@@ -99,7 +108,10 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     prompt,
     signal: input.signal,
     deadlineAt: attempt.deadlineAt,
-    recorder: { onReminder: async (n, lastRejection) => void (await record({ type: 'SendReminder', reminder: n, ...(lastRejection ? { lastRejection } : {}) })) },
+    recorder: {
+      onReminder: async (n, lastRejection) => void (await record({ type: 'SendReminder', reminder: n, ...(lastRejection ? { lastRejection } : {}) })),
+      onTurn: recordTurn,
+    },
     ...(resume ? { resume } : {}),
   });
   await recordOutcome(outcome, workspace, infra, record);

@@ -11,13 +11,18 @@
  * exit and is then killed with its whole group (so it cannot change the checkout after the
  * capture); on abort the group is killed at once and the turn is `aborted`; a non-zero exit with
  * no accepted envelope is a provider_error carrying the tail of stderr; the server and its token
- * live only for the turn.
+ * live only for the turn, and the token never appears in the turn's result.
+ *
+ * With `stopHook: 'claude'`, each turn writes a Claude Code settings file next to the prompt
+ * file (outside the checkout) registering `sf stage stop-hook` as its Stop hook, and appends
+ * `--settings <file>` to the command.
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { AgentBackend, AgentSession, TurnInput, TurnResult } from '../backend';
 import { allowListedEnv } from '../tools/run-command';
+import { defaultSfBin, installStopHook, type StopHookCli } from './stop-hook-settings';
 import { ToolServer } from './tool-server';
 
 export interface ExecBackendOptions {
@@ -28,6 +33,10 @@ export interface ExecBackendOptions {
   /** Fixed extra environment. */
   readonly env?: Readonly<Record<string, string>>;
   readonly stopGraceMs?: number;
+  /** Install `sf stage stop-hook` as this CLI's Stop hook each turn. */
+  readonly stopHook?: StopHookCli;
+  /** bin/sf.js the hook runs (default: `SF_BIN`, else this repository's). */
+  readonly sfBin?: string;
 }
 
 const STDERR_TAIL = 2000;
@@ -49,6 +58,7 @@ export class ExecBackend implements AgentBackend {
       const promptFile = path.join(attemptDir, `turn-${session.turn}.prompt.md`);
       const text = turnText(session.input);
       await fs.writeFile(promptFile, text, 'utf8');
+      const hookArgs = this.options.stopHook ? await installStopHook(this.options.stopHook, attemptDir, session.turn, this.options.sfBin ?? defaultSfBin()) : [];
       const passed: Record<string, string> = {};
       for (const name of this.options.passEnv ?? []) if (process.env[name] !== undefined) passed[name] = process.env[name]!;
       const env = allowListedEnv({
@@ -60,14 +70,16 @@ export class ExecBackend implements AgentBackend {
         SF_PROMPT_FILE: promptFile,
         ...this.options.env,
       });
-      return await this.runCli(session, env, text, host.options.checkout ?? host.options.runDir);
+      const result = await this.runCli(session, env, hookArgs, text, host.options.checkout ?? host.options.runDir);
+      return withoutSecret(result, toolEnv.SF_TOOL_TOKEN);
     } finally {
       await server.close();
     }
   }
 
-  private runCli(session: AgentSession, env: Record<string, string>, stdin: string, cwd: string): Promise<TurnResult> {
-    const [file, ...args] = this.options.command;
+  private runCli(session: AgentSession, env: Record<string, string>, extraArgs: readonly string[], stdin: string, cwd: string): Promise<TurnResult> {
+    const [file, ...command] = this.options.command;
+    const args = [...command, ...extraArgs];
     return new Promise((resolve) => {
       let stderr = '';
       let stdout = '';
@@ -105,6 +117,22 @@ export class ExecBackend implements AgentBackend {
         done({ kind: 'provider_error', message: `agent command exited with ${code !== null ? `code ${code}` : `signal ${signal}`}: ${stderr.trim() || '(no stderr)'}` });
       });
     });
+  }
+}
+
+function withoutSecret(result: TurnResult, secret: string): TurnResult {
+  const scrub = (text: string) => text.split(secret).join('[REDACTED]');
+  switch (result.kind) {
+    case 'ended':
+      return result.text === undefined ? result : { kind: 'ended', text: scrub(result.text) };
+    case 'provider_error':
+      return { kind: 'provider_error', message: scrub(result.message) };
+    case 'aborted':
+      return result;
+    default: {
+      const unreachable: never = result;
+      throw new Error(`unknown turn result ${JSON.stringify(unreachable)}`);
+    }
   }
 }
 

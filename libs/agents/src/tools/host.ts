@@ -55,6 +55,8 @@ export interface ToolHostOptions {
   readonly commandTimeoutMs?: number;
   /** Extra environment for commands (merged after the allow-list and the SF_* variables). */
   readonly commandEnv?: Readonly<Record<string, string>>;
+  /** Sees every call with its raw arguments and its result, after the call (the transcript's source). */
+  readonly onToolCall?: (name: string, args: unknown, result: ToolResult) => void;
 }
 
 export interface ParkedQuestion {
@@ -124,8 +126,14 @@ export class ToolHost {
     return this.tools().some((t) => t.name === name);
   }
 
-  /** Runs one tool call. Never throws: every failure is an error result. */
+  /** Runs one tool call. Never throws: every failure is an error result. Reported to `onToolCall`. */
   async call(name: string, args: unknown): Promise<ToolResult> {
+    const result = await this.callTool(name, args);
+    this.options.onToolCall?.(name, args, result);
+    return result;
+  }
+
+  private async callTool(name: string, args: unknown): Promise<ToolResult> {
     if (!this.offers(name)) {
       return toolError(`unknown tool ${name}; this stage offers ${this.tools().map((t) => t.name).join(', ')}`);
     }

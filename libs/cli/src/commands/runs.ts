@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { decideOperator, FEEDBACK_DECISIONS, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunState } from '@stageflow/domain';
 import { parseAgentSpec } from '@stageflow/runtime';
-import { eventsOf, formatVerification, loadConfig, runIdOf, verificationReport, type Infrastructure } from '@stageflow/runtime';
+import { eventsOf, formatTranscript, formatVerification, loadConfig, runIdOf, transcriptReport, verificationReport, type Infrastructure } from '@stageflow/runtime';
 import { cliSummary } from '../cli-summary';
 import { exitCodeFor } from '../exit-codes';
 import { UsageError, type Output } from '../output';
@@ -90,21 +90,40 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
       setExit(0);
     });
 
+  runs
+    .command('transcript')
+    .description('an attempt\'s recorded agent turns: input, tool calls with arguments and results, result (secrets redacted)')
+    .requiredOption('--run <id>', 'run id')
+    .requiredOption('--stage <id>', 'stage id')
+    .requiredOption('--attempt <n>', 'attempt number', (v) => Number.parseInt(v, 10))
+    .option('--json', 'print JSON')
+    .action(async (flags: { run: string; stage: string; attempt: number; json?: boolean }) => {
+      const report = await withLog(async (infra) => transcriptReport(await loadExisting(infra, flags.run), flags.stage, flags.attempt, infra.blobs));
+      out.out(flags.json ? JSON.stringify(report, null, 2) : formatTranscript(report));
+      setExit(0);
+    });
+
   const decide = (name: string, description: string, build: (flags: Record<string, string | boolean | undefined>) => OperatorCommand, configure: (c: Command) => Command) =>
     configure(runs.command(name).description(description).requiredOption('--run <id>', 'run id'))
       .option('--json', 'print the run summary as JSON when it stops')
       .option('--agent <spec>', 'embedded default: the agent backend that continues the run')
       .option('--no-wait', 'record the decision and return without continuing the run')
       .option('--server <api-url>', 'a cluster\'s API (token from SF_API_TOKEN) instead of the log')
+      .option('--idempotency-key <key>', 'make this decision at most once: the same key again changes nothing and reports the same outcome')
       .action(async (flags: Record<string, string | boolean | undefined>) => {
         const command = build(flags);
-        if (typeof flags.server === 'string') return setExit(await decideOnServer(flags.server, String(flags.run), command, out, { json: Boolean(flags.json), wait: flags.wait !== false }));
+        const key = typeof flags.idempotencyKey === 'string' ? flags.idempotencyKey : undefined;
+        if (typeof flags.server === 'string') return setExit(await decideOnServer(flags.server, String(flags.run), command, out, { json: Boolean(flags.json), wait: flags.wait !== false, ...(key ? { idempotencyKey: key } : {}) }));
         const agent = typeof flags.agent === 'string' ? parseAgentSpec(flags.agent) : undefined;
         const config = loadConfig();
         const session = flags.wait === false ? await logOnly() : await openSession(config, agent);
         try {
           await loadExisting(session.infra, String(flags.run));
-          await session.infra.runs.execute(String(flags.run), (state) => decideOperator(command, state));
+          if (key) {
+            // The API's key record: the same key from any surface (CLI, REST, MCP) decides once.
+            const { RunOperations } = await import('@stageflow/api');
+            await new RunOperations(session.infra).decide(String(flags.run), command, key);
+          } else await session.infra.runs.execute(String(flags.run), (state) => decideOperator(command, state));
           if (flags.wait === false) {
             out.out(flags.json ? JSON.stringify({ run_id: flags.run, recorded: true }) : `recorded for run ${flags.run}`);
             setExit(0);

@@ -100,6 +100,15 @@ export class ApiClient {
     return this.call('GET', `/api/pipelines/${enc(id)}${version !== undefined ? `?version=${enc(version)}` : ''}`);
   }
 
+  /** This client, sending `Idempotency-Key: key` with every POST: the API makes each decision once per key. */
+  withIdempotencyKey(key: string): ApiClient {
+    const keyed = Object.create(this) as ApiClient;
+    keyed.decisionKey = key;
+    return keyed;
+  }
+
+  private decisionKey?: string;
+
   private async call<T>(method: 'GET' | 'POST', route: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     let response: Response;
     try {
@@ -109,6 +118,7 @@ export class ApiClient {
           authorization: `Bearer ${this.token}`,
           'x-stageflow-operator': `cli:${this.operator}`,
           ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+          ...(method === 'POST' && this.decisionKey ? { 'idempotency-key': this.decisionKey } : {}),
           ...headers,
         },
         ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),

@@ -34,8 +34,9 @@ export async function verifyOnServer(server: string, runId: string, stageId: str
   return 0;
 }
 
-export async function decideOnServer(server: string, runId: string, command: OperatorCommand, out: Output, options: { json: boolean; wait: boolean }): Promise<number> {
-  const client = ApiClient.fromEnv(server);
+export async function decideOnServer(server: string, runId: string, command: OperatorCommand, out: Output, options: { json: boolean; wait: boolean; idempotencyKey?: string }): Promise<number> {
+  const plain = ApiClient.fromEnv(server);
+  const client = options.idempotencyKey ? plain.withIdempotencyKey(options.idempotencyKey) : plain;
   const before = options.wait ? await loadRemote(client, runId) : undefined;
   await send(client, runId, command);
   if (!before) {
