@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunSummary, StageSummary } from '@stageflow/domain';
-import type { VerificationReport } from '@stageflow/runtime';
+import type { TranscriptReport, VerificationReport } from '@stageflow/runtime';
 import { assertBuilt, ROOT } from './support/cluster';
 import { embedded, type Embedded } from './support/embedded';
 
@@ -59,6 +59,14 @@ describe('agent sessions e2e (embedded default, script agent)', () => {
     expect(attempt!.rejections[0]).toMatch(/summary is required/);
     expect(attempt!.rejections[0]).toMatch(/payload does not match io\.output\.schema.*report_file/);
     expect(attempt!.reminders).toBe(0);
+
+    // The turn's transcript holds the emit tool calls, rejected and accepted, with their arguments.
+    expect(attempt!.transcripts).toEqual([{ turn: 1, digest: expect.stringMatching(/^sha256:/) }]);
+    const transcript = await sf.json<TranscriptReport>(['runs', 'transcript', '--run', summary.run_id, '--stage', 'report', '--attempt', '1', '--json'], 0);
+    const calls = (transcript.turns[0]!.transcript as { toolCalls: { name: string; args: { summary?: string }; result: { isError: boolean } }[] }).toolCalls;
+    expect(calls.filter((c) => c.name === 'emit_stage_envelope')).toEqual(
+      expect.arrayContaining([expect.objectContaining({ args: expect.objectContaining({ summary: 'Wrote report.md.' }), result: expect.objectContaining({ isError: false }) })]),
+    );
   });
 
   it('two turns without an emit get two reminders, and the emit after them passes', async () => {

@@ -41,8 +41,10 @@ describe('attempt decider', () => {
   it('records a turn transcript while open; a duplicate or a turn after the capture is a no-op', () => {
     const turn = cmd({ type: 'RecordTurn', turn: 1, transcript: 'sha256:t1', toolCalls: 2, result: 'ended' });
     given(running).when(decideAttempt, turn).then({ type: 'AgentTurnRecorded', turn: 1, transcript: 'sha256:t1', toolCalls: 2, result: 'ended' });
-    given(running).when(decideAttempt, turn).thenIdempotent();
+    const [recorded] = given(running).when(decideAttempt, turn).thenIdempotent();
     given(captured).when(decideAttempt, turn).thenNothing();
+    // A redelivered event is harmless: the attempt lists the transcript once.
+    expect(given(running, recorded!, recorded!).state.stages.a!.attempts[0]!.transcripts).toEqual([{ turn: 1, digest: 'sha256:t1' }]);
   });
 
   it('caps a failure reason', () => {

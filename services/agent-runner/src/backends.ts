@@ -19,13 +19,15 @@ export async function createBackend(given: AgentSpec | undefined, env: NodeJS.Pr
       return new OpenAIBackend({ env });
     case 'anthropic':
       return new AnthropicBackend({ env });
-    case 'exec':
+    case 'exec': {
+      const stopHook = stopHookOf(env);
       return new ExecBackend({
         command: splitCommand(spec.command),
         passEnv: (env.SF_EXEC_PASS_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
-        ...(stopHookOf(env) ? { stopHook: stopHookOf(env) } : {}),
+        ...(stopHook ? { stopHook } : {}),
         ...(env.SF_BIN ? { sfBin: env.SF_BIN } : {}),
       });
+    }
     default: {
       const unreachable: never = spec;
       throw new Error(`unknown agent ${String(unreachable)}`);

@@ -19,6 +19,13 @@ describe('createBackend', () => {
     await expect(createBackend({ kind: 'openai' }, { SF_AGENT: 'anthropic' })).resolves.toMatchObject({ name: 'openai' });
   });
 
+  it('SF_EXEC_STOP_HOOK=claude installs the Claude Code stop hook; another value is refused', async () => {
+    const exec = { kind: 'exec', command: 'claude -p' } as const;
+    await expect(createBackend(exec, { SF_EXEC_STOP_HOOK: 'claude' })).resolves.toMatchObject({ options: { stopHook: 'claude' } });
+    await expect(createBackend(exec, {})).resolves.toMatchObject({ options: { command: ['claude', '-p'] } });
+    await expect(createBackend(exec, { SF_EXEC_STOP_HOOK: 'cursor' })).rejects.toThrow(/only supported stop hook is claude/);
+  });
+
   it('refuses to start without a spec or $SF_AGENT, naming both', async () => {
     await expect(createBackend(undefined, {})).rejects.toThrow(/pass --agent or set SF_AGENT/);
   });

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { buildPrompt } from '../prompt';
 import { runSession } from '../session';
 import { goodEmit, makeHost, makeStage, tempRun, type TempRun } from '../testing/fixtures';
-import { ExecBackend } from './exec';
+import { ExecBackend, type ExecBackendOptions } from './exec';
 import { stopHook } from './stop-hook';
 import { stageToolCommand } from './tool-client';
 import { ToolServer } from './tool-server';
@@ -22,7 +22,7 @@ const agent = (code: string) => [
    (async () => { ${code} })().catch((e) => { console.error(e); process.exit(3); });`,
 ];
 
-function session(command: string[], extra: { selfCheck?: () => Promise<{ ok: boolean; report: string }> } = {}) {
+function session(command: string[], extra: { selfCheck?: () => Promise<{ ok: boolean; report: string }> } = {}, backend: Partial<ExecBackendOptions> = {}) {
   const stage = makeStage();
   const host = makeHost(run, { stage, ...extra });
   const reminders: number[] = [];
@@ -31,7 +31,7 @@ function session(command: string[], extra: { selfCheck?: () => Promise<{ ok: boo
     reminders,
     go: () =>
       runSession({
-        backend: new ExecBackend({ command, stopGraceMs: 200 }),
+        backend: new ExecBackend({ command, stopGraceMs: 200, ...backend }),
         host,
         stage,
         runId: 'run-1',
@@ -56,6 +56,23 @@ describe('exec backend', () => {
     expect(await go()).toEqual({ kind: 'emitted', envelope: goodEmit });
     expect(fs.readFileSync(path.join(run.checkout, 'cwd.txt'), 'utf8')).toBe(`${run.checkout} build start`);
     expect(fs.existsSync(path.join(run.runDir, 'stages/build/attempts/1/artifacts/r.md'))).toBe(true);
+  });
+
+  it('with stopHook claude, passes --settings <file> (next to the prompt file, outside the checkout)', async () => {
+    const { go, host } = session(
+      [
+        ...agent(`
+        await call('emit_stage_envelope', { ...${JSON.stringify(goodEmit)}, summary: JSON.stringify(process.argv.slice(1)) });
+      `),
+        '--',
+      ],
+      {},
+      { stopHook: 'claude', sfBin: '/opt/sf/bin/sf.js' },
+    );
+    expect((await go()).kind).toBe('emitted');
+    const file = path.join(run.runDir, 'stages/build/attempts/1/turn-1.claude-settings.json');
+    expect(JSON.parse(host.accepted!.summary)).toEqual(['--settings', file]);
+    expect(fs.readFileSync(file, 'utf8')).toContain('/opt/sf/bin/sf.js stage stop-hook');
   });
 
   it('reminds with a new CLI turn when it exits without an emit', async () => {
