@@ -42,7 +42,7 @@ export class MemoryLog implements EventLog {
   }
 
   async subscribe(): Promise<Subscription> {
-    throw new Error('MemoryLog.subscribe is not implemented');
+    throw new Error('MemoryLog is a read-side stand-in: projector tests read the log, they never subscribe');
   }
 
   async close(): Promise<void> {}
