@@ -1,6 +1,6 @@
 // Global setup for the int and e2e tiers: use NATS_URL / DATABASE_URL when set, else the local
-// servers on their default ports; only when neither answers and a container runtime exists are
-// NATS and Postgres started with testcontainers. Fails fast with a clear message otherwise.
+// servers on their default ports; only for a server that was not named and does not answer, and
+// only where a container runtime exists, is it started with testcontainers. Fails fast otherwise.
 const net = require('node:net');
 
 function reachable(url, defaultPort) {
@@ -15,13 +15,19 @@ function reachable(url, defaultPort) {
 }
 
 module.exports = async function globalSetup() {
-  const natsUrl = process.env.SF_TEST_NATS_URL || process.env.NATS_URL || 'nats://127.0.0.1:4222';
-  const dbUrl = process.env.SF_TEST_DATABASE_URL || process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+  const givenNats = process.env.SF_TEST_NATS_URL || process.env.NATS_URL;
+  const givenDb = process.env.SF_TEST_DATABASE_URL || process.env.DATABASE_URL;
+  const natsUrl = givenNats || 'nats://127.0.0.1:4222';
+  const dbUrl = givenDb || 'postgres://postgres@127.0.0.1:5432/test';
   const [natsUp, pgUp] = await Promise.all([reachable(natsUrl, 4222), reachable(dbUrl, 5432)]);
   if (natsUp && pgUp) {
     process.env.SF_TEST_NATS_URL = natsUrl;
     process.env.SF_TEST_DATABASE_URL = dbUrl;
     return;
+  }
+  // A server named explicitly is never replaced by a container: its being down is the error.
+  if ((givenNats && !natsUp) || (givenDb && !pgUp)) {
+    throw new Error(`integration tests: ${givenNats && !natsUp ? `NATS at ${natsUrl}` : `Postgres at ${dbUrl}`} does not answer`);
   }
   let tc;
   try {
