@@ -13,7 +13,7 @@ export async function natsRunEvents(d: Deployment, runId: string): Promise<RunEv
   }
 }
 
-/** Deletes a deployment's streams and blob bucket (object store `<ns>_blobs` is stream `OBJ_<ns>_blobs`). */
+/** Deletes a deployment's streams and blob stores (object store `<ns>_blobs` is stream `OBJ_<ns>_blobs`). */
 export async function deleteNamespace(natsUrl: string, namespace: string): Promise<void> {
   const { connect } = await import('@nats-io/transport-node');
   const { jetstreamManager } = await import('@nats-io/jetstream');
@@ -21,7 +21,7 @@ export async function deleteNamespace(natsUrl: string, namespace: string): Promi
   try {
     const jsm = await jetstreamManager(nc);
     const upper = namespace.toUpperCase();
-    for (const stream of [`${upper}_EVENTS`, `${upper}_WORK`, `OBJ_${namespace}_blobs`]) {
+    for (const stream of [`${upper}_EVENTS`, `${upper}_WORK`, `${upper}_BLOBS`, `OBJ_${namespace}_blobs`]) {
       await jsm.streams.delete(stream).catch(() => undefined);
     }
   } finally {

@@ -427,6 +427,15 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         await expect(blobs.get('md5:abc')).rejects.toMatchObject({ retryable: false });
         expect(await blobs.put(new Uint8Array())).toMatch(/^sha256:/);
       });
+
+      it('stores a large blob (2 MiB, past any single-message limit) once and reads it back whole', async () => {
+        const { blobs } = await open();
+        const bytes = new Uint8Array(2 * 1024 * 1024).map((_, i) => (i * 31) % 251);
+        const digest = await blobs.put(bytes);
+        expect(await blobs.put(bytes)).toBe(digest);
+        expect(await blobs.has(digest)).toBe(true);
+        expect(Buffer.from((await blobs.get(digest)) ?? []).equals(Buffer.from(bytes))).toBe(true);
+      });
     });
   });
 }

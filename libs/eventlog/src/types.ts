@@ -46,6 +46,13 @@ export interface SubscribeOptions {
   /** Delay before a message whose handler threw is delivered again. Default 1000 ms. */
   readonly retryDelayMs?: number;
   /**
+   * Messages a subscription may hand to handlers at once (across every subscriber of the
+   * durable). Default 1: strictly one at a time, in order. Above 1, order between messages is not
+   * kept: only for handlers that decide from the current state rather than from message order.
+   * The embedded log delivers one at a time whatever this says.
+   */
+  readonly concurrency?: number;
+  /**
    * A delivery whose handler has not settled within this time is delivered again (the subscriber
    * died). A live handler keeps its delivery for as long as it runs. Default 30 000 ms.
    */

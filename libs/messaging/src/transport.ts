@@ -63,6 +63,7 @@ export class StageflowTransport extends Server implements CustomTransportStrateg
           this.subscriptions.push(
             await this.options.log.subscribe(pattern.durable, pattern.filter.replace('{ns}', this.options.namespace), (message: StoredMessage) => this.handleStoredEvent(pattern.durable, message, invoke), {
               retryDelayMs: this.options.retryDelayMs,
+              concurrency: pattern.concurrency ?? 1,
             }),
           );
         }

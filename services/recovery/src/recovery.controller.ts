@@ -8,14 +8,14 @@ import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { decideRecovery } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
-import { eventStream, INFRASTRUCTURE } from '@stageflow/messaging';
+import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE } from '@stageflow/messaging';
 import { eventsOf, runIdOf, type Infrastructure } from '@stageflow/runtime';
 
 @Controller()
 export class RecoveryController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
-  @EventPattern(eventStream('recovery', '{ns}.evt.run.>'))
+  @EventPattern(eventStream('recovery', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
     for (const event of eventsOf(message)) {

@@ -8,7 +8,7 @@
 import { Controller, Inject } from '@nestjs/common';
 import { EventPattern, Payload } from '@nestjs/microservices';
 import { decideAdvance, type RunEvent } from '@stageflow/domain';
-import { eventStream, INFRASTRUCTURE } from '@stageflow/messaging';
+import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE } from '@stageflow/messaging';
 import type { StoredMessage } from '@stageflow/eventlog';
 import { eventsOf, INPUT_VALIDATOR, runIdOf, type Infrastructure, type InputValidator } from '@stageflow/runtime';
 import { answeredCount } from '@stageflow/agent-runner';
@@ -33,7 +33,7 @@ export class SchedulerController {
     @Inject(INPUT_VALIDATOR) private readonly validateInput: InputValidator,
   ) {}
 
-  @EventPattern(eventStream('scheduler', '{ns}.evt.run.>'))
+  @EventPattern(eventStream('scheduler', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
     const events = eventsOf(message);

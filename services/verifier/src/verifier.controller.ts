@@ -10,7 +10,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { decideAttempt } from '@stageflow/domain';
 import type { Job, StoredMessage } from '@stageflow/eventlog';
-import { eventStream, INFRASTRUCTURE, LOGGER, workQueue } from '@stageflow/messaging';
+import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE, LOGGER, workQueue } from '@stageflow/messaging';
 import { eventsOf, offloadEvidence, runIdOf, type Infrastructure, type Logger } from '@stageflow/runtime';
 import { verifyJobId, type VerifyJob } from './jobs';
 import { verifyAttempt } from './verify-attempt';
@@ -22,7 +22,7 @@ export class VerifierController {
     @Inject(LOGGER) private readonly logger: Logger,
   ) {}
 
-  @EventPattern(eventStream('verifier-dispatch', '{ns}.evt.run.>'))
+  @EventPattern(eventStream('verifier-dispatch', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
     for (const event of eventsOf(message)) {
@@ -32,7 +32,7 @@ export class VerifierController {
     }
   }
 
-  @EventPattern(workQueue('verify', Number(process.env.SF_VERIFY_CONCURRENCY ?? 1)))
+  @EventPattern(workQueue('verify', Number(process.env.SF_VERIFY_CONCURRENCY ?? 4)))
   async verify(@Payload() job: VerifyJob, @Ctx() delivery: Job<VerifyJob>): Promise<void> {
     const { state } = await this.infra.runs.load(job.runId);
     const attempt = state.stages[job.stageId]?.attempts.find((a) => a.n === job.attempt);

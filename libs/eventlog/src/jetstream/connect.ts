@@ -52,7 +52,7 @@ export async function connectJetStream(options: JetStreamOptions): Promise<Event
     const js = jetstream(nc);
     const log = new JetStreamEventLog(js, jsm, names.events, subjects);
     const queues = new JetStreamWorkQueues(js, jsm, names.work, subjects, log);
-    const blobs = await JetStreamBlobStore.open(js, names.blobs);
+    const blobs = await JetStreamBlobStore.open(js, jsm, names.blobs, subjects.namespace, names.smallBlobs);
     return {
       log,
       queues,

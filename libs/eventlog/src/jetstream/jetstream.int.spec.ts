@@ -13,7 +13,7 @@ async function deleteNamespace(namespace: string): Promise<void> {
   try {
     const jsm = await jetstreamManager(nc);
     const names = streamNames(namespace);
-    for (const stream of [names.events, names.work, `OBJ_${names.blobs}`]) {
+    for (const stream of [names.events, names.work, names.smallBlobs, `OBJ_${names.blobs}`]) {
       await jsm.streams.delete(stream).catch(() => undefined);
     }
   } finally {

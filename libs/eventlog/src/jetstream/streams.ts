@@ -5,13 +5,19 @@ import type { Subjects } from '../subjects';
 export interface StreamNames {
   readonly events: string;
   readonly work: string;
+  /** Object store bucket for large blobs. */
   readonly blobs: string;
+  /** Stream of small blobs, one message per digest, read by direct get. */
+  readonly smallBlobs: string;
 }
 
 export function streamNames(namespace: string): StreamNames {
   const upper = namespace.toUpperCase();
-  return { events: `${upper}_EVENTS`, work: `${upper}_WORK`, blobs: `${namespace}_blobs` };
+  return { events: `${upper}_EVENTS`, work: `${upper}_WORK`, blobs: `${namespace}_blobs`, smallBlobs: `${upper}_BLOBS` };
 }
+
+/** Subject of a small blob: `<ns>.blob.<hex>`. */
+export const smallBlobSubject = (namespace: string, hex: string) => `${namespace}.blob.${hex}`;
 
 /** JetStream API error: stream name already in use with a different configuration. */
 const STREAM_NAME_IN_USE = 10058;
@@ -28,6 +34,15 @@ export async function ensureStreams(jsm: JetStreamManager, names: StreamNames, s
   // allow_direct: a reader catching up on one subject gets its few new messages by direct get.
   await ensureStream(jsm, { ...common, name: names.events, subjects: [...subjects.appendable], retention: RetentionPolicy.Limits, allow_direct: true });
   await ensureStream(jsm, { ...common, name: names.work, subjects: [subjects.work('>')], retention: RetentionPolicy.Workqueue });
+  // One message per digest (content-addressed, so never replaced), fetched in one request.
+  await ensureStream(jsm, {
+    ...common,
+    name: names.smallBlobs,
+    subjects: [smallBlobSubject(subjects.namespace, '>')],
+    retention: RetentionPolicy.Limits,
+    max_msgs_per_subject: 1,
+    allow_direct: true,
+  });
 }
 
 async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string }): Promise<void> {

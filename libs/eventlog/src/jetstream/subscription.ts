@@ -10,8 +10,8 @@ export const DEFAULT_SUBSCRIPTION_ACK_WAIT_MS = 30_000;
 
 /**
  * Durable subscriptions: one durable pull consumer per name on the events stream, with
- * max_ack_pending 1, so across every replica exactly one message is in flight and delivery is in
- * order. The handler's message is acked (and the ack confirmed) after it resolves, nak'd with the
+ * max_ack_pending = concurrency (default 1, so across every replica exactly one message is in
+ * flight and delivery is in order). The handler's message is acked (and the ack confirmed) after it resolves, nak'd with the
  * retry delay when it throws, and kept alive with working() while it runs.
  */
 export class JetStreamSubscriptions {
@@ -36,11 +36,11 @@ export class JetStreamSubscriptions {
       deliver_policy: DeliverPolicy.All,
       ack_policy: AckPolicy.Explicit,
       ack_wait: nanos(ackWaitMs),
-      max_ack_pending: 1,
+      max_ack_pending: Math.max(1, options.concurrency ?? 1),
       max_deliver: -1,
     });
     const source = pullSource(consumer);
-    const loops = runLoops(1, source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs));
+    const loops = runLoops(Math.max(1, options.concurrency ?? 1), source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs));
     this.running.add(loops);
     return {
       stop: async () => {
