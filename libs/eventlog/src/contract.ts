@@ -18,9 +18,9 @@ const TEST_TIMEOUT_MS = 20_000;
 const ACK_WAIT_MS = 500;
 
 /** Resolves once `predicate` holds, polling; rejects after `timeoutMs`. */
-async function until(predicate: () => boolean, timeoutMs = 8000): Promise<void> {
+async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 8000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error('condition not met in time');
     await sleep(10);
   }
@@ -340,6 +340,30 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         expect(redelivered).toHaveLength(1);
         expect(redelivered[0]).toMatchObject({ count: 2, data: { n: 1 } });
         expect(redelivered[0].time - firstAt).toBeGreaterThanOrEqual(ACK_WAIT_MS - 50);
+      }, TEST_TIMEOUT_MS);
+
+      it('dead-letters a job whose consumer died during its last allowed delivery, and tells listeners', async () => {
+        const first = await open();
+        await first.queues.declare('lastcrash', { ackWaitMs: ACK_WAIT_MS, maxDeliver: 1 });
+        await first.queues.enqueue('lastcrash', { n: 7 }, 'lc-1');
+        let taken = false;
+        await first.queues.consume('lastcrash', async () => {
+          taken = true;
+          await never();
+        });
+        await until(() => taken);
+        await first.close();
+        const second = await open();
+        const heard: DeadLetter[] = [];
+        second.queues.onDeadLetter(async (letter) => void heard.push(letter));
+        const handled: unknown[] = [];
+        const consumer = await second.queues.consume('lastcrash', async (job) => void handled.push(job.data));
+        let letters: readonly DeadLetter[] = [];
+        await until(async () => (letters = await second.queues.deadLetters('lastcrash')).length > 0);
+        await consumer.stop();
+        expect(letters).toEqual([expect.objectContaining({ queue: 'lastcrash', jobId: 'lc-1', data: { n: 7 }, deliveries: 1 })]);
+        expect(heard).toHaveLength(1);
+        expect(handled).toEqual([]);
       }, TEST_TIMEOUT_MS);
 
       it('dead-letters a job that fails on its last allowed delivery, records it and tells listeners', async () => {

@@ -51,7 +51,7 @@ export async function connectJetStream(options: JetStreamOptions): Promise<Event
     await natsCall('create streams', () => ensureStreams(jsm, names, subjects, options.duplicateWindowMs));
     const js = jetstream(nc);
     const log = new JetStreamEventLog(js, jsm, names.events, subjects);
-    const queues = new JetStreamWorkQueues(js, jsm, names.work, subjects, log);
+    const queues = new JetStreamWorkQueues(js, jsm, names.work, subjects, log, nc);
     const blobs = await JetStreamBlobStore.open(js, jsm, names.blobs, subjects.namespace, names.smallBlobs);
     return {
       log,

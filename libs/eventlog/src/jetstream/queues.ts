@@ -1,3 +1,4 @@
+import type { NatsConnection, Subscription } from '@nats-io/nats-core';
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { DeadLetterListeners, runJob, type Delivery } from '../jobs';
 import { runLoops, type Loops } from '../loops';
@@ -23,6 +24,7 @@ export class JetStreamWorkQueues {
     private readonly stream: string,
     private readonly subjects: Subjects,
     private readonly log: EventLog,
+    private readonly nc: NatsConnection,
   ) {}
 
   async declare(queue: string, options: QueueOptions): Promise<void> {
@@ -56,12 +58,45 @@ export class JetStreamWorkQueues {
       runJob(this.delivery<T>(queue, msg, maxDeliver), handler, retryDelayMs),
     );
     this.running.add(loops);
+    const lost = this.recordLostOnLastDelivery(queue);
     return {
       stop: async () => {
         this.running.delete(loops);
+        lost.unsubscribe();
         await loops.stop();
       },
     };
+  }
+
+  /**
+   * A job whose last allowed delivery was never settled (its consumer died) is not redelivered by
+   * the server, which says so with a MAX_DELIVERIES advisory: the job is then recorded as a dead
+   * letter like any other (same msg id as the handler's own dead-lettering, so every replica that
+   * hears the advisory records it once) and removed from the work stream.
+   */
+  private recordLostOnLastDelivery(queue: string): Subscription {
+    return this.nc.subscribe(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.stream}.${queue}`, {
+      callback: (err, advisory) => {
+        if (err) return;
+        void this.deadLetterLost(queue, advisory.json<{ stream_seq: number; deliveries: number }>()).catch(() => undefined);
+      },
+    });
+  }
+
+  private async deadLetterLost(queue: string, advisory: { stream_seq: number; deliveries: number }): Promise<void> {
+    const stored = await this.jsm.streams.getMessage(this.stream, { seq: advisory.stream_seq }).catch(() => null);
+    if (!stored) return;
+    const letter: DeadLetter = {
+      queue,
+      jobId: stored.header?.get('Nats-Msg-Id') || String(stored.seq),
+      data: stored.json<unknown>(),
+      deliveries: advisory.deliveries,
+      reason: `no outcome after ${advisory.deliveries} deliveries (its consumer stopped without settling the job)`,
+      time: new Date().toISOString(),
+    };
+    const recorded = await this.log.append(this.subjects.dead(queue), letter, { msgId: `dead:${queue}:${stored.seq}` });
+    await this.jsm.streams.deleteMessage(this.stream, stored.seq, false).catch(() => undefined);
+    if (!recorded.duplicate) await this.listeners.notify(letter);
   }
 
   private delivery<T>(queue: string, msg: JsMsg, maxDeliver: number): Delivery<T> {
