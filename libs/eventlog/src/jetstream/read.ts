@@ -5,8 +5,10 @@ import { fromJsMsg, nanos } from './messages';
 
 /** Messages per pull request. */
 const BATCH = 1000;
-/** A pull that receives nothing for this long ends the read (the stream lost the messages meanwhile). */
+/** How long one pull waits for messages. */
 const PULL_EXPIRES_MS = 2000;
+/** Consecutive empty pulls after which a read ends (the stream lost the messages meanwhile). */
+const EMPTY_PULLS_BEFORE_GIVING_UP = 5;
 /** An ephemeral reader left behind by a crashed process is removed by the server after this. */
 const INACTIVE_THRESHOLD_MS = 10_000;
 
@@ -35,16 +37,21 @@ export async function readRange<T>(
   });
   try {
     const messages: StoredMessage<T>[] = [];
-    let remaining = Math.min(info.num_pending, limit);
+    // Each delivered message says how many are still pending for this reader, so the read ends
+    // exactly at the snapshot's last message; a pull that comes back empty (a busy server) is
+    // asked again until EMPTY_PULLS_BEFORE_GIVING_UP pulls in a row bring nothing.
+    let pending = info.num_pending;
+    let emptyPulls = 0;
     const consumer = js.consumers.getConsumerFromInfo(info);
-    while (remaining > 0) {
-      const before = messages.length;
-      const batch = await consumer.fetch({ max_messages: Math.min(remaining, BATCH), expires: PULL_EXPIRES_MS });
+    while (pending > 0 && messages.length < limit && emptyPulls < EMPTY_PULLS_BEFORE_GIVING_UP) {
+      const batch = await consumer.fetch({ max_messages: Math.min(pending, limit - messages.length, BATCH), expires: PULL_EXPIRES_MS });
+      let received = 0;
       for await (const msg of batch) {
         messages.push(fromJsMsg<T>(msg));
-        remaining--;
+        pending = msg.info.pending;
+        received++;
       }
-      if (messages.length === before) break;
+      emptyPulls = received === 0 ? emptyPulls + 1 : 0;
     }
     return messages;
   } finally {
