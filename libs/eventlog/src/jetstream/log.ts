@@ -24,6 +24,9 @@ import { JetStreamSubscriptions } from './subscription';
  * A read filter spanning several subject spaces (`<ns>.*.run.>`) is read as one filter per space
  * (a consumer filter must lie inside one stream subject on nats-server 2.9) and merged by sequence.
  */
+/** Passes a read makes to reach the stream's last sequence (see read()). */
+const MAX_READ_PASSES = 4;
+
 /** Up to this many new messages on one subject are read with direct gets rather than a consumer. */
 const SMALL_READ = 16;
 
@@ -88,16 +91,28 @@ export class JetStreamEventLog implements EventLog {
     return messages;
   }
 
+  /**
+   * Everything matching `filter` up to the stream's last sequence when the read began. A reader
+   * consumer can report its pending count a little short for messages stored just before it was
+   * created (seen on a busy nats-server 2.9), so a read that ends below that last sequence reads
+   * on from where it stopped until a pass brings nothing new.
+   */
   async read<T = unknown>(filter: string, afterSeq = 0, limit = Infinity): Promise<readonly StoredMessage<T>[]> {
     assertFilter(filter);
     const parts = this.subjects.appendable.flatMap((space) => intersect(filter, space) ?? []);
-    const reads = await natsCall(`read ${filter}`, () =>
-      Promise.all(parts.map((part) => readRange<T>(this.js, this.jsm, this.stream, part, afterSeq, limit))),
-    );
-    return reads
-      .flat()
-      .sort((a, b) => a.seq - b.seq)
-      .slice(0, limit);
+    const streamLast = await this.lastSequence();
+    const messages: StoredMessage<T>[] = [];
+    let from = afterSeq;
+    for (let pass = 0; pass < MAX_READ_PASSES && messages.length < limit && from < streamLast; pass++) {
+      const reads = await natsCall(`read ${filter}`, () =>
+        Promise.all(parts.map((part) => readRange<T>(this.js, this.jsm, this.stream, part, from, limit - messages.length))),
+      );
+      const found = reads.flat().sort((a, b) => a.seq - b.seq).slice(0, limit - messages.length);
+      if (found.length === 0) break;
+      messages.push(...found);
+      from = found[found.length - 1].seq;
+    }
+    return messages;
   }
 
   async lastSequence(): Promise<number> {
