@@ -359,7 +359,8 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         const handled: unknown[] = [];
         const consumer = await second.queues.consume('lastcrash', async (job) => void handled.push(job.data));
         let letters: readonly DeadLetter[] = [];
-        await until(async () => (letters = await second.queues.deadLetters('lastcrash')).length > 0);
+        // The record is appended before listeners hear of it: wait for both.
+        await until(async () => (letters = await second.queues.deadLetters('lastcrash')).length > 0 && heard.length > 0);
         await consumer.stop();
         expect(letters).toEqual([expect.objectContaining({ queue: 'lastcrash', jobId: 'lc-1', data: { n: 7 }, deliveries: 1 })]);
         expect(heard).toHaveLength(1);
