@@ -5,22 +5,17 @@
  * foreground; a rejected confirm fails the emit-phase gate.
  */
 import * as path from 'node:path';
-import type { RunSummary, StageSummary } from '@stageflow/domain';
+import type { RunSummary } from '@stageflow/domain';
 import type { VerificationReport } from '@stageflow/runtime';
 import { assertBuilt, ROOT } from './support/cluster';
 import { embedded, type Embedded } from './support/embedded';
+import { stageOf, statuses } from './support/summaries';
 
 jest.setTimeout(90_000);
 
 const FIXTURES = path.join(ROOT, 'e2e/fixtures/agents');
 const AGENT = `script:${path.join(FIXTURES, 'agent.script.yaml')}`;
 
-const stageOf = (summary: RunSummary, id: string): StageSummary => {
-  const found = summary.stages.find((s) => s.id === id);
-  if (!found) throw new Error(`no stage ${id} in ${JSON.stringify(summary)}`);
-  return found;
-};
-const statuses = (summary: RunSummary) => summary.stages.map((s) => [s.id, s.status]);
 
 describe('operator questions e2e (embedded default, script agent)', () => {
   let sf: Embedded;

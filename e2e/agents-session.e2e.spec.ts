@@ -7,21 +7,17 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { RunSummary, StageSummary } from '@stageflow/domain';
+import type { RunSummary } from '@stageflow/domain';
 import type { TranscriptReport, VerificationReport } from '@stageflow/runtime';
 import { assertBuilt, ROOT } from './support/cluster';
 import { embedded, type Embedded } from './support/embedded';
+import { stageOf } from './support/summaries';
 
 jest.setTimeout(60_000);
 
 const FIXTURES = path.join(ROOT, 'e2e/fixtures/agents');
 const AGENT = `script:${path.join(FIXTURES, 'agent.script.yaml')}`;
 
-const stageOf = (summary: RunSummary, id: string): StageSummary => {
-  const found = summary.stages.find((s) => s.id === id);
-  if (!found) throw new Error(`no stage ${id} in ${JSON.stringify(summary)}`);
-  return found;
-};
 
 /** True once `pid` no longer exists. */
 async function processGone(pid: number, timeoutMs = 5000): Promise<boolean> {
