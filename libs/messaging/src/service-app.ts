@@ -5,6 +5,7 @@
  */
 import { type DynamicModule, type INestApplication, type INestApplicationContext, Module, type Type } from "@nestjs/common";
 import { NestFactory } from '@nestjs/core';
+import type { NestMicroservice } from '@nestjs/microservices';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
 import { HealthController } from './health.controller';
 import { PassThroughRpcFilter } from './pass-through.filter';
@@ -63,7 +64,11 @@ export async function startService(options: StartServiceOptions): Promise<Servic
   let url: string | undefined;
   if (options.port !== undefined) {
     const http = await NestFactory.create(root, { logger: nestLogger, bodyParser: true });
-    http.connectMicroservice({ strategy: transport }, { inheritAppConfig: false }).useGlobalFilters(new PassThroughRpcFilter());
+    // Deferred so the filter is registered before the handlers are bound (bound handlers keep the
+    // filters they were bound with); the HTTP application runs the shared lifecycle hooks once.
+    const micro = http.connectMicroservice({ strategy: transport }, { inheritAppConfig: false, deferInitialization: true }) as NestMicroservice;
+    micro.useGlobalFilters(new PassThroughRpcFilter());
+    micro.setIsInitHookCalled(true);
     await http.startAllMicroservices();
     await http.listen(options.port, options.host ?? '127.0.0.1');
     const address = http.getHttpServer().address();
