@@ -14,3 +14,4 @@ export * from './summary';
 export * from './upcast';
 export * from './run-request';
 export * from './wiring';
+export * from './limits';

@@ -7,6 +7,7 @@
 import { EVENT_VERSION, type RepairCapsule, type RunEvent } from './events';
 import type { StageDefinition } from './pipeline';
 import { DEFAULT_ATTEMPT_TIMEOUT_MS } from './scheduler';
+import { deadlineAfter } from './limits';
 import { stageDefinition, type AttemptState, type RunState } from './run-state';
 
 export interface ApplyRecoveryPolicy {
@@ -58,7 +59,7 @@ export function nextAttemptStarted(
     reason,
     input: from.input,
     upstream: from.upstream,
-    deadlineAt: new Date(Date.parse(now) + (stage.timeout_ms ?? DEFAULT_ATTEMPT_TIMEOUT_MS)).toISOString(),
+    deadlineAt: deadlineAfter(now, stage.timeout_ms ?? DEFAULT_ATTEMPT_TIMEOUT_MS),
     ...(extra.capsule ? { capsule: extra.capsule } : {}),
     ...(extra.guidance ? { guidance: extra.guidance } : {}),
   };

@@ -1,7 +1,13 @@
-/** Starting a run: the request decider. A run exists once; requesting it again changes nothing. */
+/**
+ * Starting a run: the request decider. A run exists once; requesting it again changes nothing.
+ * An input deeper or larger than the limits in `limits.ts` is refused (InvalidCommand
+ * `input.too_deep` / `input.too_large`), so no deeper value is ever folded or stored.
+ */
 import { EVENT_VERSION, type Checkout, type RunEvent } from './events';
 import type { PipelineDefinition } from './pipeline';
 import type { RunState } from './run-state';
+import { InvalidCommand } from './errors';
+import { inputLimitProblem } from './limits';
 
 export interface RequestRun {
   readonly type: 'RequestRun';
@@ -17,6 +23,8 @@ export interface RequestRun {
 
 export function decideRequest(command: RequestRun, state: RunState): RunEvent[] {
   if (state.exists) return [];
+  const problem = inputLimitProblem(command.input);
+  if (problem) throw new InvalidCommand(problem.code, problem.message);
   return [
     {
       v: EVENT_VERSION,

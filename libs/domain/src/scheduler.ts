@@ -19,6 +19,7 @@ import {
   type StageState,
 } from './run-state';
 import { cloneInstancesOf, replayRoute } from './wiring';
+import { deadlineAfter } from './limits';
 import type { CloneInstance } from './events';
 
 export const DEFAULT_ATTEMPT_TIMEOUT_MS = 60 * 60 * 1000;
@@ -132,7 +133,7 @@ export function decideAdvance(command: AdvanceRun, state: RunState): RunEvent[] 
       reason: loopContext ? 'loop_replay' : 'initial',
       input,
       upstream,
-      deadlineAt: new Date(Date.parse(command.now) + (definition.timeout_ms ?? DEFAULT_ATTEMPT_TIMEOUT_MS)).toISOString(),
+      deadlineAt: deadlineAfter(command.now, definition.timeout_ms ?? DEFAULT_ATTEMPT_TIMEOUT_MS),
       ...(loopContext ? { loopContext } : {}),
     });
   };

@@ -11,9 +11,11 @@
  *   retrying an append whose outcome is unknown (timeout) can never store it twice, and a
  *   different decision on the same sequence is never mistaken for it.
  * - Events that change nothing in the state are not appended.
+ * - A decision whose events nest deeper than MAX_BATCH_DEPTH is refused (InvalidCommand
+ *   `input.too_deep`, not retryable) before anything recursive (JSON, proto validation) sees it.
  */
 import { createHash } from 'node:crypto';
-import { evolve, initialRunState, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
+import { evolve, initialRunState, InvalidCommand, MAX_INPUT_DEPTH, nestsDeeperThan, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
 import { WrongExpectedSequenceError, type EventLog, type StoredMessage } from '@stageflow/eventlog';
 
 export interface RunEventBatch {
@@ -30,6 +32,9 @@ export function eventsOf(message: StoredMessage): RunEvent[] {
   const data = message.data as Partial<RunEventBatch>;
   return Array.isArray(data?.events) ? data.events.map(upcast) : [];
 }
+
+/** Nesting a stored decision may have: caller and agent values (MAX_INPUT_DEPTH) inside the event's own structure. */
+export const MAX_BATCH_DEPTH = MAX_INPUT_DEPTH * 4;
 
 /** Runs whose folded state a process keeps, most recently used last. */
 const RUN_CACHE_SIZE = 500;
@@ -90,6 +95,7 @@ export class RunStore {
         state = next;
       }
       if (effective.length === 0) return { events: [], state };
+      if (nestsDeeperThan(effective, MAX_BATCH_DEPTH)) throw new InvalidCommand('input.too_deep', `a decision on run ${runId} nests deeper than ${MAX_BATCH_DEPTH} levels`);
       effective.forEach((e) => this.beforeAppend?.(e));
       const subject = this.subject(runId);
       const batch: RunEventBatch = { events: effective };

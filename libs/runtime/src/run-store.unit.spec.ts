@@ -88,6 +88,27 @@ describe('RunStore', () => {
     await expect(strict.execute('r2', request('r2'))).rejects.toThrow('refused at the boundary');
     expect((await instance.log.readSubject('sf.evt.run.r2')).messages).toHaveLength(0);
   });
+
+  it('refuses a run input nested 8,000 levels deep with input.too_deep, not a stack overflow', async () => {
+    const input = nested(8000);
+    const deep = (state: Parameters<typeof decideRequest>[1]) =>
+      decideRequest({ type: 'RequestRun', runId: 'r3', pipeline, input, checkout: { kind: 'fresh' }, requestedBy: 't', now: '2026-01-01T00:00:00.000Z' }, state);
+    await expect(store.execute('r3', deep)).rejects.toMatchObject({ name: 'InvalidCommand', code: 'input.too_deep', retryable: false });
+    expect((await instance.log.readSubject('sf.evt.run.r3')).messages).toHaveLength(0);
+  });
+
+  it('refuses any decision whose events nest too deep, whoever built it', async () => {
+    await store.execute('r4', request('r4'));
+    const deepLabel = (): RunEvent[] => [{ v: EVENT_VERSION, type: 'RunFailed', runId: 'r4', at: '2026-01-01T00:00:01.000Z', reason: 'x', extra: nested(8000) } as unknown as RunEvent];
+    await expect(store.execute('r4', deepLabel)).rejects.toMatchObject({ code: 'input.too_deep' });
+    expect((await instance.log.readSubject('sf.evt.run.r4')).messages).toHaveLength(1);
+  });
 });
+
+function nested(levels: number): { [key: string]: unknown } {
+  let value: { [key: string]: unknown } = {};
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+}
 
 const state0 = { exists: false } as Parameters<typeof decideRequest>[1];
