@@ -1,3 +1,4 @@
+import { digestOf } from './digest';
 import { EventLogError } from './errors';
 import { sleep } from './loops';
 import { WrongExpectedSequenceError, type DeadLetter, type EventLogInstance, type Job, type StoredMessage } from './types';
@@ -460,6 +461,36 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         expect(await blobs.put(bytes)).toBe(digest);
         expect(await blobs.has(digest)).toBe(true);
         expect(Buffer.from((await blobs.get(digest)) ?? []).equals(Buffer.from(bytes))).toBe(true);
+      });
+
+      async function* chunksOf(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
+        for (let start = 0; start < bytes.length; start += size) yield bytes.subarray(start, start + size);
+      }
+
+      it.each([
+        ['small', 1000, 64],
+        ['large', 3 * 1024 * 1024 + 7, 256 * 1024],
+        ['empty', 0, 1],
+      ])('streams blob (%s) in chunks: same digest as put, stored once, read back whole', async (_name, length, chunk) => {
+        const { blobs } = await open();
+        const bytes = new Uint8Array(length).map((_, i) => (i * 17 + length) % 253);
+        const digest = await blobs.putStream(chunksOf(bytes, chunk));
+        expect(digest).toBe(digestOf(bytes));
+        expect(await blobs.putStream(chunksOf(bytes, chunk))).toBe(digest);
+        expect(await blobs.put(bytes)).toBe(digest);
+        expect(Buffer.from((await blobs.get(digest)) ?? []).equals(Buffer.from(bytes))).toBe(true);
+      });
+
+      it('stores nothing when the streamed source throws, and rethrows its error as is', async () => {
+        const { blobs } = await open();
+        const stop = new Error('source refused');
+        const yielded = new TextEncoder().encode(`partial ${Date.now()} ${Math.random()}`);
+        async function* failing(): AsyncGenerator<Uint8Array> {
+          yield yielded;
+          throw stop;
+        }
+        await expect(blobs.putStream(failing())).rejects.toBe(stop);
+        expect(await blobs.has(digestOf(yielded))).toBe(false);
       });
     });
   });

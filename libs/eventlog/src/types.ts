@@ -154,6 +154,12 @@ export interface WorkQueues {
 export interface BlobStore {
   /** Stores the bytes; returns their digest `sha256:<hex>`. Storing the same bytes twice stores one copy. */
   put(bytes: Uint8Array): Promise<string>;
+  /**
+   * Stores the bytes `source` yields (consumed once, in order) without holding them all in memory;
+   * returns the digest put would return for the same bytes. When the source throws, nothing is
+   * stored and its error is rethrown as is.
+   */
+  putStream(source: AsyncIterable<Uint8Array>): Promise<string>;
   /** The bytes of a digest, or undefined if none is stored. */
   get(digest: string): Promise<Uint8Array | undefined>;
   has(digest: string): Promise<boolean>;

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { access, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { digestHex, digestOf } from '../digest';
+import { spoolToFile } from '../spool';
 import type { BlobStore } from '../types';
 
 /**
@@ -19,10 +20,7 @@ export class EmbeddedBlobStore implements BlobStore {
     const digest = digestOf(bytes);
     const target = this.path(digest);
     if (await this.has(digest)) return digest;
-    const tmpDir = join(this.dir, 'tmp');
-    await mkdir(tmpDir, { recursive: true });
-    await mkdir(join(this.dir, 'sha256'), { recursive: true });
-    const tmp = join(tmpDir, randomUUID());
+    const tmp = await this.tempFile();
     try {
       await writeFile(tmp, bytes, { flush: true });
       await rename(tmp, target);
@@ -30,6 +28,24 @@ export class EmbeddedBlobStore implements BlobStore {
       await rm(tmp, { force: true });
     }
     return digest;
+  }
+
+  async putStream(source: AsyncIterable<Uint8Array>): Promise<string> {
+    const tmp = await this.tempFile();
+    try {
+      const { digest } = await spoolToFile(source, tmp);
+      if (!(await this.has(digest))) await rename(tmp, this.path(digest));
+      return digest;
+    } finally {
+      await rm(tmp, { force: true });
+    }
+  }
+
+  private async tempFile(): Promise<string> {
+    const tmpDir = join(this.dir, 'tmp');
+    await mkdir(tmpDir, { recursive: true });
+    await mkdir(join(this.dir, 'sha256'), { recursive: true });
+    return join(tmpDir, randomUUID());
   }
 
   async get(digest: string): Promise<Uint8Array | undefined> {

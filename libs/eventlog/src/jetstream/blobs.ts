@@ -1,7 +1,14 @@
+import { randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { digestHex, digestOf } from '../digest';
 import type { BlobStore } from '../types';
+import { spoolToFile } from '../spool';
 import { natsCall } from './errors';
 import { smallBlobSubject } from './streams';
 
@@ -13,7 +20,8 @@ export const SMALL_BLOB_BYTES = 512 * 1024;
  * message on `<ns>.blob.<hex>` in a stream that keeps one message per subject, written with the
  * digest as msg id and read by direct get: one request each way. A large blob is an object named
  * `sha256-<hex>` in the namespace's object store bucket. A put of bytes already stored writes
- * nothing; a get looks in both places.
+ * nothing; a get looks in both places. A streamed put is spooled to a private temporary file
+ * (hashed on the way) and then stored from it, so the object is only ever named by its digest.
  */
 export class JetStreamBlobStore implements BlobStore {
   private constructor(
@@ -41,6 +49,22 @@ export class JetStreamBlobStore implements BlobStore {
       await natsCall(`put ${digest}`, () => this.bucket.putBlob({ name: objectName(digest) }, bytes));
     }
     return digest;
+  }
+
+  async putStream(source: AsyncIterable<Uint8Array>): Promise<string> {
+    const spoolDir = await mkdtemp(join(tmpdir(), 'sf-blob-'));
+    try {
+      const spool = join(spoolDir, randomUUID());
+      const { digest, size } = await spoolToFile(source, spool);
+      if (size <= SMALL_BLOB_BYTES) return await this.put(await readFile(spool));
+      if (!(await this.inBucket(digest))) {
+        const stream = Readable.toWeb(createReadStream(spool)) as ReadableStream<Uint8Array>;
+        await natsCall(`put ${digest}`, () => this.bucket.put({ name: objectName(digest) }, stream));
+      }
+      return digest;
+    } finally {
+      await rm(spoolDir, { recursive: true, force: true });
+    }
   }
 
   async get(digest: string): Promise<Uint8Array | undefined> {
