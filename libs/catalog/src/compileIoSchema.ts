@@ -1,6 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import { isPlainObject, type PlainObject } from './guards';
 import { ioSchemaProblems } from './ioSchemaShape';
+import { linearRegExp } from './linearRegExp';
 
 /** Checks one value; an empty list means the value conforms. */
 export type IoValidator = (value: unknown) => string[];
@@ -9,7 +10,8 @@ export type CompiledIoSchema =
   | { readonly ok: true; readonly validate: IoValidator }
   | { readonly ok: false; readonly problems: readonly string[] };
 
-const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true });
+/** Patterns run on RE2 (linearRegExp): validation time is linear in the payload. */
+const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true, code: { regExp: linearRegExp } });
 
 /**
  * Compiles an io schema (refs already inlined, as in a resolved StageDefinition) once into a

@@ -1,4 +1,5 @@
 import { hasOwn, isPlainObject, isStringArray, type PlainObject } from './guards';
+import { compileLinearPattern } from './linearRegExp';
 
 export const IO_SCHEMA_TYPES = ['object', 'string', 'number', 'integer', 'boolean', 'array'] as const;
 
@@ -89,11 +90,8 @@ function checkPattern(pattern: unknown, where: string, problems: string[]): void
     problems.push(`${where}: pattern must be a string`);
     return;
   }
-  try {
-    new RegExp(pattern, 'u');
-  } catch {
-    problems.push(`${where}: pattern is not a valid regular expression (unicode mode)`);
-  }
+  const compiled = compileLinearPattern(pattern);
+  if (!compiled.ok) problems.push(`${where}: pattern cannot run on the linear-time engine (RE2: no lookaround, no backreferences): ${compiled.problem}`);
 }
 
 function checkNonNegativeInt(node: PlainObject, keyword: string, where: string, problems: string[]): void {

@@ -1,6 +1,7 @@
 import { GATE_KINDS, type GateKind, type VerifyItem } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
-import { hasOwn, isNonEmptyString, isPlainObject, isPositiveInteger } from './guards';
+import { hasOwn, isNonEmptyString, isPlainObject } from './guards';
+import { timeoutProblem } from './timeouts';
 import { parseVerify, stageLabel } from './verifyItems';
 
 /** Keys a stage body may carry, inline on a pipeline entry or in a reusable stage file. */
@@ -96,8 +97,9 @@ function parseGateKinds(raw: unknown, site: Site, sink: IssueSink, stageId: stri
 
 function parseTimeout(raw: Record<string, unknown>, site: Site, sink: IssueSink, stageId: string | undefined): number | undefined {
   if (raw.timeout_ms === undefined) return undefined;
-  if (isPositiveInteger(raw.timeout_ms)) return raw.timeout_ms;
-  sink.error('stage.invalid_timeout_ms', `${stageLabel(stageId)}timeout_ms must be a positive integer (milliseconds)`, at(site, 'timeout_ms'), stageId);
+  const problem = timeoutProblem(raw.timeout_ms);
+  if (problem === undefined) return raw.timeout_ms as number;
+  sink.error('stage.invalid_timeout_ms', `${stageLabel(stageId)}${problem}`, at(site, 'timeout_ms'), stageId);
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import { GATE_KINDS, type CheckPhase, type GateKind, type VerifyItem } from '@stageflow/domain';
 import { at, type IssueSink, type Site } from './issues';
-import { hasOwn, isNonEmptyString, isPlainObject, isPositiveInteger, isStringArray, type PlainObject } from './guards';
+import { hasOwn, isNonEmptyString, isPlainObject, isStringArray, type PlainObject } from './guards';
+import { timeoutProblem } from './timeouts';
 
 const INVALID = 'pipeline.invalid_verify';
 
@@ -119,7 +120,8 @@ function parseTypedFields(
     case 'command': {
       if (!isNonEmptyString(entry.run)) return fail('run', 'type command requires a non-empty run');
       if (entry.cwd !== undefined && typeof entry.cwd !== 'string') return fail('cwd', 'cwd must be a string');
-      if (entry.timeout_ms !== undefined && !isPositiveInteger(entry.timeout_ms)) return fail('timeout_ms', 'timeout_ms must be a positive integer');
+      const timeout = entry.timeout_ms === undefined ? undefined : timeoutProblem(entry.timeout_ms);
+      if (timeout !== undefined) return fail('timeout_ms', timeout);
       return { id, type, when, run: entry.run, ...optional(entry, 'cwd'), ...optional(entry, 'timeout_ms') } as VerifyItem;
     }
     case 'artifact': {
