@@ -4,7 +4,9 @@
  * so it is never handed to a second runner; a runner that dies stops heartbeating, and the job
  * is redelivered after the ack wait to another runner, which continues the attempt from its last
  * operator exchange. A job for an attempt that already moved on (captured, failed, parked, or a
- * superseded resume) is acknowledged without running anything.
+ * superseded resume) is acknowledged without running anything. A checkout that cannot be made
+ * and will not be by trying again (a missing ref) fails the attempt at once with the code in
+ * its reason; any other failure is thrown to the transport (retried, then dead-lettered).
  */
 import * as path from 'node:path';
 import { Controller, Inject, type OnModuleDestroy } from '@nestjs/common';
@@ -17,6 +19,7 @@ import type { AgentJob } from '@stageflow/proto';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
 import { AGENT_BACKEND } from './tokens';
 import { runAttempt } from './run-attempt';
+import { CheckoutFailed } from './run-workspace';
 import { answeredCount } from './resume';
 
 @Controller()
@@ -67,6 +70,11 @@ export class AgentRunnerController implements OnModuleDestroy {
         signal: cancel.signal,
       });
       this.logger.info('attempt session ended', { run: job.runId, stage: job.stageId, attempt: job.attempt, outcome: outcome.kind });
+    } catch (err) {
+      if (!(err instanceof CheckoutFailed) || err.retryable) throw err;
+      this.logger.warn('attempt failed: no checkout', { run: job.runId, stage: job.stageId, attempt: job.attempt, code: err.code });
+      const reason = `${err.code}: ${err.message}`;
+      await this.infra.runs.execute(job.runId, (s) => decideAttempt({ type: 'FailAttempt', stageId: job.stageId, attempt: job.attempt, kind: 'runner_error', reason, now: new Date().toISOString() }, s));
     } finally {
       clearInterval(heartbeat);
       this.shutdown.signal.removeEventListener('abort', onShutdown);

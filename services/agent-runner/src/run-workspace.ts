@@ -4,6 +4,11 @@
  *
  * Guarantees:
  * - A `{path}` checkout (embedded default only) is used in place; nothing is copied or rolled back.
+ * - A git checkout is at the run's ref or fails: a ref the repository does not have is
+ *   `checkout.ref_not_found` (not retryable), never the default branch. A copy counts as made
+ *   only once its ref is checked out (a marker in `.git/`); a failed or interrupted clone is
+ *   removed, so the next delivery starts from an empty directory. A clone that fails for any
+ *   other reason (network, credentials) is retryable.
  * - Otherwise the checkout is this replica's own copy, brought to the state the run's latest
  *   captured attempt left (its sealed snapshot) before the attempt starts, so replicas that share
  *   no disk hand the checkout on through the blob store. A marker in `.git/` names the snapshot
@@ -22,6 +27,19 @@ import type { BlobStore } from '@stageflow/eventlog';
 
 const run = promisify(execFile);
 const MARKER = path.join('.git', 'stageflow-snapshot');
+const CHECKED_OUT = path.join('.git', 'stageflow-checked-out');
+
+/** A checkout that could not be made; `retryable: false` when trying again cannot help. */
+export class CheckoutFailed extends Error {
+  constructor(
+    readonly code: 'checkout.ref_not_found' | 'checkout.clone_failed',
+    message: string,
+    readonly retryable: boolean,
+  ) {
+    super(message);
+    this.name = 'CheckoutFailed';
+  }
+}
 
 export interface AttemptWorkspace {
   readonly runDir: string;
@@ -84,8 +102,7 @@ export async function prepareWorkspace(options: {
     return { runDir, checkoutDir: options.checkout.path, artifactsDir, inPlace: true };
   }
   const checkoutDir = path.join(runDir, 'checkout');
-  const fresh = !(await exists(path.join(checkoutDir, '.git')));
-  if (fresh) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
+  if (!(await exists(path.join(checkoutDir, CHECKED_OUT)))) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
   const wanted = options.parked?.checkout ?? latestCheckoutSnapshot(options.events);
   if (wanted && (await readMarker(checkoutDir)) !== wanted) {
     // Materialized beside the checkout (snapshots only fill empty folders), then moved in.
@@ -102,13 +119,47 @@ export async function prepareWorkspace(options: {
 async function createCheckout(dir: string, checkout: Checkout, env?: NodeJS.ProcessEnv): Promise<void> {
   await fs.rm(dir, { recursive: true, force: true });
   await fs.mkdir(path.dirname(dir), { recursive: true });
-  if (checkout.kind === 'git') {
-    await run('git', ['clone', '--quiet', checkout.url, dir], { env: { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' } });
-    if (checkout.ref) await run('git', ['-C', dir, 'checkout', '--quiet', checkout.ref]);
-    return;
+  try {
+    if (checkout.kind === 'git') await cloneAtRef(dir, checkout.url, checkout.ref, { ...process.env, ...env, GIT_TERMINAL_PROMPT: '0' });
+    else {
+      await fs.mkdir(dir, { recursive: true });
+      await run('git', ['init', '--quiet', dir]);
+    }
+    await fs.writeFile(path.join(dir, CHECKED_OUT), checkout.kind === 'git' ? checkout.ref : 'fresh');
+  } catch (err) {
+    await fs.rm(dir, { recursive: true, force: true });
+    throw err;
   }
-  await fs.mkdir(dir, { recursive: true });
-  await run('git', ['init', '--quiet', dir]);
+}
+
+async function cloneAtRef(dir: string, url: string, ref: string, env: NodeJS.ProcessEnv): Promise<void> {
+  try {
+    await run('git', ['clone', '--quiet', '--no-checkout', '--', url, dir], { env });
+  } catch (err) {
+    throw new CheckoutFailed('checkout.clone_failed', `cloning ${withoutCredentials(url)} failed: ${withoutCredentials(lastLine(err))}`, true);
+  }
+  const found = (await resolve(dir, ref)) ?? (await resolve(dir, `refs/remotes/origin/${ref}`));
+  if (!found) throw new CheckoutFailed('checkout.ref_not_found', `ref ${JSON.stringify(ref)} does not exist in ${withoutCredentials(url)}`, false);
+  // A remote branch name becomes a local branch tracking it, as `git checkout <branch>` does.
+  await run('git', ['-C', dir, 'checkout', '--quiet', ref, '--']);
+}
+
+/** The commit a ref names in the clone, or undefined when it names none. */
+async function resolve(dir: string, ref: string): Promise<string | undefined> {
+  if (ref.startsWith('-')) return undefined;
+  try {
+    const { stdout } = await run('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return stdout.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const withoutCredentials = (text: string) => text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]*@/gi, '$1');
+
+function lastLine(err: unknown): string {
+  const stderr = String((err as { stderr?: unknown }).stderr ?? '').trim();
+  return stderr.split('\n').at(-1) || (err as Error).message;
 }
 
 async function clearWorkingTree(dir: string): Promise<void> {
