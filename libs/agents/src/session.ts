@@ -14,7 +14,7 @@
  *    the driver does not wait for a backend that ignores the signal;
  *  - the host is closed (its processes killed) whenever the session returns.
  */
-import type { Exchange, OperatorQuestion, StageDefinition, StageEnvelope } from '@stageflow/domain';
+import { timerDelayMs, type Exchange, type OperatorQuestion, type StageDefinition, type StageEnvelope } from '@stageflow/domain';
 import type { AgentBackend, AgentSession, JsonMemory, TurnInput, TurnResult } from './backend';
 import type { Prompt } from './prompt';
 import type { ToolHost } from './tools/host';
@@ -76,7 +76,7 @@ export async function runSession(opts: RunSessionOptions): Promise<SessionOutcom
       : setTimeout(() => {
           timedOut = true;
           abort.abort();
-        }, Math.max(0, deadline - Date.now()));
+        }, timerDelayMs(deadline - Date.now()));
   abort.signal.addEventListener('abort', () => host.close(), { once: true });
   const aborted = new Promise<TurnResult>((resolve) => {
     if (abort.signal.aborted) resolve({ kind: 'aborted' });

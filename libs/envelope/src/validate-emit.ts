@@ -3,7 +3,7 @@
  * satisfies every rule below and carries only known fields; a rejection lists every problem
  * found, each saying what to change. Pure: no I/O, no clock.
  */
-import type { FeedbackLoopAction, StageEnvelope } from '@stageflow/domain';
+import { MAX_INPUT_DEPTH, nestsDeeperThan, type FeedbackLoopAction, type StageEnvelope } from '@stageflow/domain';
 import { attestationErrors } from './attestations';
 import { feedbackLoopErrors } from './feedback-loop';
 import { isObject, isStringArray, show, unknownKeys, type JsonObject } from './fields';
@@ -47,6 +47,8 @@ function parse(raw: unknown): JsonObject | string {
       return `the envelope is not valid JSON (${(err as Error).message}); send one JSON object`;
     }
   }
+  // The payload may nest MAX_INPUT_DEPTH levels below the envelope object.
+  if (nestsDeeperThan(value, MAX_INPUT_DEPTH + 1)) return `the envelope nests deeper than ${MAX_INPUT_DEPTH} levels below payload; send a flatter payload`;
   if (!isObject(value)) return `the envelope must be a JSON object with status, summary, artifacts and payload, got ${show(value)}`;
   return value;
 }

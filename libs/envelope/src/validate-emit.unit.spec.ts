@@ -109,4 +109,12 @@ describe('validateEmit rejects', () => {
       expect(result.error).toMatch(/payload is required/);
     }
   });
+
+  it('refuses a payload nested 8,000 levels deep with a message, not a stack overflow', () => {
+    let payload: unknown = {};
+    for (let i = 0; i < 8000; i++) payload = { a: payload };
+    const result = run({ ...ok, payload });
+    expect(result).toEqual({ ok: false, error: expect.stringContaining('nests deeper than 64 levels') });
+    expect(run({ ...ok, payload: { steps: [{ a: [1] }] } }).ok).toBe(true);
+  });
 });

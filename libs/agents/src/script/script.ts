@@ -5,6 +5,7 @@
  * step index is kept in `memory.step`, so a resume — on any replica — continues after the
  * ask_operator step; tool errors do not stop the script (the next step may be the fix).
  */
+import { timerDelayMs } from '@stageflow/domain';
 import type { AgentBackend, AgentSession, TurnResult } from '../backend';
 import { loadScript, type AgentScript, type ScriptStep } from './script-file';
 
@@ -75,7 +76,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
     const timer = setTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(true);
-    }, ms);
+    }, timerDelayMs(ms));
     const onAbort = () => {
       clearTimeout(timer);
       resolve(false);

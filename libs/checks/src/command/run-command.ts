@@ -7,6 +7,7 @@
  * that leaves the group with setsid is beyond this guarantee). stdout and stderr keep at most
  * `outputCapBytes` each, redacted of `secrets`. A spawn failure rejects with the spawn error.
  */
+import { timerDelayMs } from '@stageflow/domain';
 import { spawn } from 'node:child_process';
 import { CappedOutput } from './capped-output';
 import { groupExists, terminateGroup } from './process-group';
@@ -64,7 +65,7 @@ export function runCommand(options: RunCommandOptions): Promise<CommandOutcome> 
     const deadline = setTimeout(() => {
       timedOut = true;
       if (pgid !== undefined) void terminateGroup(pgid, options.killGraceMs);
-    }, options.timeoutMs);
+    }, timerDelayMs(options.timeoutMs));
     const stopTimers = (): void => {
       clearTimeout(deadline);
       if (progress !== undefined) clearInterval(progress);
