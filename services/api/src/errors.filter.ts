@@ -37,7 +37,7 @@ export function problemOf(error: unknown): Problem | undefined {
     return { status: 404, error: (error as NotFound).code, message: error.message };
   }
   if (error instanceof CommandRefused) return { status: 409, error: error.code, message: error.message };
-  if (error instanceof InvalidCommand) return { status: 400, error: error.code, message: error.message };
+  if (error instanceof InvalidCommand) return { status: error.code === 'input.too_large' ? 413 : 400, error: error.code, message: error.message };
   return undefined;
 }
 

@@ -6,11 +6,13 @@
  *   writer wins by expected sequence 0), not only in a broker's dedupe window: the same key a
  *   week later returns the same run id.
  * - An invalid request is answered with a typed rejection and recorded on
- *   `<ns>.evt.request.rejected`; it is never dropped silently.
+ *   `<ns>.evt.request.rejected`; it is never dropped silently. An input over the depth or size
+ *   bound (`input.too_deep`, `input.too_large`) is refused before anything walks it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import {
   decideRequest,
+  inputLimitProblem,
   InvalidCommand,
   subjects,
   type Checkout,
@@ -102,6 +104,8 @@ export class RunRequests {
     } else throw new InvalidCommand('request.invalid', 'pipeline must be {"inline": {entry, files}} or {"ref": {id, version?}}');
     const input = command.input ?? {};
     if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new InvalidCommand('request.invalid', 'input must be a JSON object');
+    const tooBig = inputLimitProblem(input);
+    if (tooBig) throw new InvalidCommand(tooBig.code, tooBig.message);
     for (const stage of pipeline.stages.filter((s) => s.entry)) {
       const problem = validateStageInput(stage, input);
       if (problem) throw new InvalidCommand('request.input_invalid', `input does not match io.input.schema of entry stage ${stage.id}: ${problem}`);
