@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatIssue, loadPipeline, loadTaskFile } from '@stageflow/catalog';
-import type { Checkout, PipelineDefinition } from '@stageflow/domain';
+import { inputLimitProblem, type Checkout, type PipelineDefinition } from '@stageflow/domain';
 import { validateStageInput } from '@stageflow/runtime';
 import { UsageError } from './output';
 
@@ -39,6 +39,8 @@ export function resolveInput(pipeline: PipelineDefinition, options: { input?: st
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--input must be a JSON object');
     input = parsed as Record<string, unknown>;
   }
+  const tooBig = inputLimitProblem(input);
+  if (tooBig) throw new UsageError(`${options.task !== undefined ? `task ${options.task}` : '--input'}: ${tooBig.message} (${tooBig.code})`);
   for (const stage of pipeline.stages.filter((s) => s.entry)) {
     const problem = validateStageInput(stage, input);
     if (problem) throw new UsageError(`input does not match io.input.schema of entry stage ${stage.id}: ${problem}`);
