@@ -2,7 +2,9 @@ export type { AfterCheckContext, CapturedEnvelope, CommandEnvironment, OperatorE
 export { CheckCannotRunError } from './errors';
 export { parseRelativePath, type ParsedPath } from './paths';
 
-export { sealDirectory } from './snapshot/seal';
+export { sealDirectory, type SealOptions } from './snapshot/seal';
+export { DEFAULT_SNAPSHOT_LIMITS, SnapshotBudget, type SnapshotLimits } from './snapshot/limits';
+export { SnapshotRefusedError, type SnapshotRefusal, type SnapshotRule } from './snapshot/refusal';
 export { materializeSnapshot } from './snapshot/materialize';
 export { readManifest, InvalidManifestError } from './snapshot/read-manifest';
 export { blobDigest } from './snapshot/digest';

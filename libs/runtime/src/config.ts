@@ -20,6 +20,17 @@ export interface StageflowConfig {
   readonly apiTokens: readonly string[];
   /** How long the JetStream streams drop repeated msg ids (`SF_DUPLICATE_WINDOW_MS`); default 2 minutes. Every process of a deployment must agree. */
   readonly duplicateWindowMs?: number;
+  /**
+   * What one attempt may add or change in its sealed snapshots: `SF_MAX_FILE_BYTES` per file
+   * (default 100 MiB) and `SF_MAX_ATTEMPT_BYTES` over the checkout and artifacts together (default 1 GiB).
+   */
+  readonly snapshotLimits: { readonly maxFileBytes: number; readonly maxAttemptBytes: number };
+}
+
+/** A positive whole number of bytes from the environment, else the default. */
+function byteLimit(value: string | undefined, fallback: number): number {
+  const bytes = Number(value);
+  return value !== undefined && value.trim() !== '' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : fallback;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfig {
@@ -41,6 +52,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
       .split(',')
       .map((t) => t.trim())
       .filter(Boolean),
+    snapshotLimits: {
+      maxFileBytes: byteLimit(env.SF_MAX_FILE_BYTES, 100 * 1024 * 1024),
+      maxAttemptBytes: byteLimit(env.SF_MAX_ATTEMPT_BYTES, 1024 * 1024 * 1024),
+    },
     ...(Number(env.SF_DUPLICATE_WINDOW_MS) > 0 ? { duplicateWindowMs: Number(env.SF_DUPLICATE_WINDOW_MS) } : {}),
   };
 }

@@ -8,13 +8,18 @@
  *   the checkout and the artifact directory), a failure, or a park on an operator question
  *   (with the session's resume state and sealed snapshots of its checkout and artifacts, so any
  *   replica can continue it from what it left).
+ * - Snapshots never hold the state or work directories, and hold what the attempt added or
+ *   changed only within the configured size limits. Files a seal refuses (a hard link, a device,
+ *   a FIFO, a socket, a file or attempt over its limit) fail the attempt on this delivery with the
+ *   seal's reason (an agent failure; a runner error when the checkout is refused before the agent
+ *   acted): the files would be refused again, so nothing is retried.
  * - Emit rejections and reminders are recorded as they happen.
  * - Every turn's transcript (its input, the tool calls made through the host, its result), with
  *   secrets redacted, is stored as a blob and recorded (AgentTurnRecorded) before the outcome.
  */
 import { randomUUID } from 'node:crypto';
 import { buildPrompt, runSession, ToolHost, TranscriptRecorder, type AgentBackend, type ResumeState, type SessionOutcome, type TurnInput, type TurnResult } from '@stageflow/agents';
-import { checkRequiredOutputs, formatSelfCheck, sealDirectory } from '@stageflow/checks';
+import { checkRequiredOutputs, formatSelfCheck, readManifest, sealDirectory, SnapshotBudget, SnapshotRefusedError, type SealOptions, type SealedSnapshot, type SnapshotManifest } from '@stageflow/checks';
 import { decideAttempt, loopAllowsSendBack, stageDefinition, type AttemptCommand, type RunEvent, type RunState } from '@stageflow/domain';
 import type { Infrastructure } from '@stageflow/runtime';
 import { validatePayload } from '@stageflow/runtime';
@@ -59,9 +64,12 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     blobs: infra.blobs,
     ...(parked ? { parked } : {}),
   });
-  if (!attempt.baseline) {
-    const baseline = await sealDirectory(workspace.checkoutDir, infra.blobs);
-    await record({ type: 'RecordBaseline', manifest: baseline.digest });
+  const seal = (dir: string, options: SealOptions) => sealDirectory(dir, infra.blobs, { ...options, exclude: [infra.config.home, infra.config.workDir] });
+  let baselineDigest = attempt.baseline;
+  if (!baselineDigest) {
+    // A refusal here is thrown (not retryable): the job is dead-lettered at once and the attempt fails as a runner error.
+    baselineDigest = (await seal(workspace.checkoutDir, { label: 'checkout before the agent acted' })).digest;
+    await record({ type: 'RecordBaseline', manifest: baselineDigest });
   }
 
   const transcripts = new TranscriptRecorder();
@@ -114,20 +122,30 @@ export async function runAttempt(input: RunAttemptInput): Promise<SessionOutcome
     },
     ...(resume ? { resume } : {}),
   });
-  await recordOutcome(outcome, workspace, infra, record);
+  const baselineDigestOfRecord = baselineDigest;
+  let baseline: Promise<SnapshotManifest> | undefined;
+  const budget = new SnapshotBudget(infra.config.snapshotLimits);
+  const sealCounted: Seal = async (dir, options) => {
+    const before = dir === workspace.checkoutDir ? await (baseline ??= readManifest(baselineDigestOfRecord, infra.blobs)) : { files: [] };
+    return seal(dir, { ...options, baseline: before, budget });
+  };
+  try {
+    await recordOutcome(outcome, workspace, sealCounted, record);
+  } catch (error) {
+    if (!(error instanceof SnapshotRefusedError)) throw error;
+    await record({ type: 'FailAttempt', kind: 'agent_failure', reason: error.message });
+    return { kind: 'failed', failureKind: 'agent_failure', reason: error.message };
+  }
   return outcome;
 }
 
-async function recordOutcome(
-  outcome: SessionOutcome,
-  workspace: AttemptWorkspace,
-  infra: Infrastructure,
-  record: Record_,
-): Promise<void> {
+type Seal = (dir: string, options: Pick<SealOptions, 'ignoreGit' | 'label'>) => Promise<SealedSnapshot>;
+
+async function recordOutcome(outcome: SessionOutcome, workspace: AttemptWorkspace, seal: Seal, record: Record_): Promise<void> {
   switch (outcome.kind) {
     case 'emitted': {
-      const checkout = await sealDirectory(workspace.checkoutDir, infra.blobs);
-      const artifacts = await sealDirectory(workspace.artifactsDir, infra.blobs, { ignoreGit: true });
+      const checkout = await seal(workspace.checkoutDir, { label: 'checkout' });
+      const artifacts = await seal(workspace.artifactsDir, { ignoreGit: true, label: 'artifact directory' });
       await record({ type: 'CaptureEnvelope', envelope: outcome.envelope, checkoutSnapshot: checkout.digest, artifactsSnapshot: artifacts.digest });
       if (!workspace.inPlace) await writeMarker(workspace.checkoutDir, checkout.digest);
       return;
@@ -137,8 +155,8 @@ async function recordOutcome(
       return;
     case 'parked': {
       // Sealed so that any replica, sharing no disk with this one, resumes from what the session left.
-      const artifacts = await sealDirectory(workspace.artifactsDir, infra.blobs, { ignoreGit: true });
-      const checkout = workspace.inPlace ? undefined : await sealDirectory(workspace.checkoutDir, infra.blobs);
+      const artifacts = await seal(workspace.artifactsDir, { ignoreGit: true, label: 'artifact directory' });
+      const checkout = workspace.inPlace ? undefined : await seal(workspace.checkoutDir, { label: 'checkout' });
       const parked: ParkedWorkspace = { artifacts: artifacts.digest, ...(checkout ? { checkout: checkout.digest } : {}) };
       await record({ type: 'AskOperator', exchangeId: outcome.exchangeId, question: outcome.question, resume: { ...(outcome.resume as unknown as Record<string, unknown>), workspace: parked } });
       if (checkout) await writeMarker(workspace.checkoutDir, checkout.digest);

@@ -8,11 +8,17 @@ import { parkedWorkspace, prepareWorkspace } from './run-workspace';
 
 function memoryBlobs(): BlobStore {
   const store = new Map<string, Uint8Array>();
+  const put = async (bytes: Uint8Array) => {
+    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+    store.set(digest, bytes);
+    return digest;
+  };
   return {
-    put: async (bytes) => {
-      const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-      store.set(digest, bytes);
-      return digest;
+    put,
+    putStream: async (source) => {
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of source) chunks.push(Uint8Array.from(chunk));
+      return put(Buffer.concat(chunks));
     },
     get: async (digest) => store.get(digest),
     has: async (digest) => store.has(digest),

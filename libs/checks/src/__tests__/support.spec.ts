@@ -9,8 +9,24 @@ import type { AfterCheckContext } from '../types';
 export class MemoryBlobStore implements BlobStore {
   readonly blobs = new Map<string, Uint8Array>();
   puts = 0;
+  /** Every byte handed to put or putStream, stored or not. */
+  bytesReceived = 0;
 
   async put(bytes: Uint8Array): Promise<string> {
+    this.bytesReceived += bytes.length;
+    return this.store(bytes);
+  }
+
+  async putStream(source: AsyncIterable<Uint8Array>): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of source) {
+      this.bytesReceived += chunk.length;
+      chunks.push(Buffer.from(chunk));
+    }
+    return this.store(Buffer.concat(chunks));
+  }
+
+  private store(bytes: Uint8Array): string {
     this.puts++;
     const digest = blobDigest(bytes);
     if (!this.blobs.has(digest)) this.blobs.set(digest, Uint8Array.from(bytes));

@@ -9,10 +9,14 @@
  * `.git/info/exclude`, no `excludesFile` in its config) and no nested repository is listed by
  * walking it in-process: git would list exactly those files (tracked files missing from the tree
  * are skipped by the seal either way), and a process spawn costs more than the whole walk.
+ *
+ * Never listed, whatever git says: anything beneath a directory named `.stageflow` (Stageflow's
+ * state directory: event log, keys, caches, runs) and anything beneath an `exclude` path that lies
+ * inside `dir` (the configured home and work directories).
  */
 import { execFile } from 'node:child_process';
-import { lstat, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, readdir, readFile, realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, sep } from 'node:path';
 import { promisify } from 'node:util';
 
 const execFileAsync = promisify(execFile);
@@ -35,12 +39,39 @@ async function gitFiles(dir: string): Promise<string[]> {
   return [...new Set(stdout.split('\0').filter((path) => path.length > 0))];
 }
 
-async function walk(dir: string, prefix: string, out: string[]): Promise<void> {
+const STATE_DIRECTORY = '.stageflow';
+
+/** Whether a listed path (a directory: with a trailing `/`) must never be sealed. */
+type Skipped = (path: string) => boolean;
+
+async function realOrResolved(path: string): Promise<string> {
+  return realpath(path).catch(() => path);
+}
+
+/** `/`-separated prefixes of the exclude paths that lie strictly inside `dir`. */
+async function excludedPrefixes(dir: string, exclude: readonly string[]): Promise<string[]> {
+  const root = await realOrResolved(dir);
+  const prefixes: string[] = [];
+  for (const path of exclude) {
+    const inside = relative(root, await realOrResolved(path));
+    if (inside !== '' && !isAbsolute(inside) && inside !== '..' && !inside.startsWith(`..${sep}`)) prefixes.push(inside.split(sep).join('/'));
+  }
+  return prefixes;
+}
+
+function skipper(prefixes: readonly string[]): Skipped {
+  return (path) => {
+    if (path.split('/').slice(0, -1).includes(STATE_DIRECTORY)) return true;
+    return prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  };
+}
+
+async function walk(dir: string, prefix: string, skipped: Skipped, out: string[]): Promise<void> {
   for (const entry of await readdir(join(dir, prefix), { withFileTypes: true })) {
     const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
     if (entry.isDirectory()) {
-      if (entry.name !== '.git') await walk(dir, relative, out);
-    } else {
+      if (entry.name !== '.git' && !skipped(`${relative}/`)) await walk(dir, relative, skipped, out);
+    } else if (!skipped(relative)) {
       out.push(relative);
     }
   }
@@ -55,34 +86,42 @@ async function hasIgnoreConfig(dir: string): Promise<boolean> {
   return /excludesfile/i.test(await read('.git/config'));
 }
 
-async function walkWithoutIgnoreRules(dir: string, prefix: string, out: string[]): Promise<void> {
+async function walkWithoutIgnoreRules(dir: string, prefix: string, skipped: Skipped, out: string[]): Promise<void> {
   for (const entry of await readdir(join(dir, prefix), { withFileTypes: true })) {
-    if (entry.name === '.gitignore' || (entry.name === '.git' && prefix !== '')) throw new NeedsGit();
     const relative = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    if (entry.isDirectory() && skipped(`${relative}/`)) continue;
+    if (entry.name === '.gitignore' || (entry.name === '.git' && prefix !== '')) throw new NeedsGit();
     if (entry.isDirectory()) {
-      if (relative !== '.git') await walkWithoutIgnoreRules(dir, relative, out);
-    } else {
+      if (relative !== '.git') await walkWithoutIgnoreRules(dir, relative, skipped, out);
+    } else if (!skipped(relative)) {
       out.push(relative);
     }
   }
 }
 
-async function workingTreeFiles(dir: string): Promise<string[]> {
+async function workingTreeFiles(dir: string, skipped: Skipped): Promise<string[]> {
   if (!(await hasIgnoreConfig(dir))) {
     const out: string[] = [];
     try {
-      await walkWithoutIgnoreRules(dir, '', out);
+      await walkWithoutIgnoreRules(dir, '', skipped, out);
       return out;
     } catch (error) {
       if (!(error instanceof NeedsGit)) throw error;
     }
   }
-  return gitFiles(dir);
+  return (await gitFiles(dir)).filter((path) => !skipped(path));
 }
 
-export async function listSnapshotFiles(dir: string, options: { readonly ignoreGit?: boolean } = {}): Promise<string[]> {
-  if (options.ignoreGit !== true && (await exists(join(dir, '.git')))) return workingTreeFiles(dir);
+export interface ListOptions {
+  readonly ignoreGit?: boolean;
+  /** Absolute paths whose contents are never listed when they lie inside `dir`. */
+  readonly exclude?: readonly string[];
+}
+
+export async function listSnapshotFiles(dir: string, options: ListOptions = {}): Promise<string[]> {
+  const skipped = skipper(await excludedPrefixes(dir, options.exclude ?? []));
+  if (options.ignoreGit !== true && (await exists(join(dir, '.git')))) return workingTreeFiles(dir, skipped);
   const out: string[] = [];
-  await walk(dir, '', out);
+  await walk(dir, '', skipped, out);
   return out;
 }

@@ -44,3 +44,45 @@ describe('listSnapshotFiles in a git working tree', () => {
     expect(listed).not.toContain('untracked.txt');
   });
 });
+
+describe('listSnapshotFiles never lists the state or work directories', () => {
+  function withState(dir: string): void {
+    fs.mkdirSync(path.join(dir, '.stageflow/runs/r1/checkout/.git'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '.stageflow/events.db'), 'log');
+    fs.writeFileSync(path.join(dir, '.stageflow/runs/r1/checkout/.git/HEAD'), 'ref');
+    fs.mkdirSync(path.join(dir, 'sub/.stageflow'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'sub/.stageflow/key'), 'k');
+    fs.mkdirSync(path.join(dir, 'state-home/keys'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'state-home/keys/verifier.key'), 'secret');
+    fs.mkdirSync(path.join(dir, 'scratch'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'scratch/cache'), 'c');
+  }
+  const exclude = (dir: string) => [path.join(dir, 'state-home'), path.join(dir, 'scratch'), '/elsewhere/entirely'];
+  const stateless = (paths: string[]) => paths.filter((p) => !p.includes('.stageflow/') && !p.startsWith('state-home/') && !p.startsWith('scratch/'));
+
+  it('in a working tree walked in-process', async () => {
+    const dir = repo();
+    withState(dir);
+    const listed = (await listSnapshotFiles(dir, { exclude: exclude(dir) })).sort();
+    expect(listed).toEqual(['README.md', 'src/a.ts', 'src/deep/b.ts', 'src/link', 'untracked.txt']);
+  });
+
+  it('in a working tree listed by git, even when the state directory is tracked', async () => {
+    const dir = repo();
+    withState(dir);
+    fs.writeFileSync(path.join(dir, '.gitignore'), '*.log\n');
+    git(dir, 'add', '-f', '.stageflow/events.db', 'state-home/keys/verifier.key');
+    const listed = (await listSnapshotFiles(dir, { exclude: exclude(dir) })).sort();
+    expect(listed).toEqual(stateless(lsFiles(dir)));
+    expect(listed).toEqual(['.gitignore', 'README.md', 'src/a.ts', 'src/deep/b.ts', 'src/link', 'untracked.txt']);
+  });
+
+  it('in a plain directory', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-list-plain-'));
+    fs.writeFileSync(path.join(dir, 'report.md'), 'r');
+    fs.writeFileSync(path.join(dir, '.stageflow'), 'a file of that name is ordinary content');
+    withState(path.join(dir, 'nested'));
+    const listed = (await listSnapshotFiles(dir, { ignoreGit: true, exclude: exclude(path.join(dir, 'nested')) })).sort();
+    expect(listed).toEqual(['.stageflow', 'report.md']);
+  });
+});
