@@ -1,0 +1,53 @@
+/**
+ * Seal refusals end to end on the embedded default with the script agent, every `sf` command its
+ * own OS process: an attempt that leaves a sparse 3 GiB artifact, or a hard-linked one, fails on
+ * its first delivery with the seal's reason (path, rule, size and limit), and no byte of the big
+ * file reaches the blob store.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunSummary } from '@stageflow/domain';
+import { assertBuilt, ROOT } from './support/cluster';
+import { embedded, type Embedded } from './support/embedded';
+import { stageOf } from './support/summaries';
+
+jest.setTimeout(60_000);
+
+const FIXTURES = path.join(ROOT, 'e2e/fixtures/snapshots');
+const AGENT = `script:${path.join(FIXTURES, 'agent.script.yaml')}`;
+
+function directorySize(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? directorySize(full) : fs.lstatSync(full).blocks * 512;
+  }
+  return total;
+}
+
+describe('seal refusals e2e (embedded default, script agent)', () => {
+  let sf: Embedded;
+  const run = (name: string) => sf.json<RunSummary>(['run', '--pipeline', path.join(FIXTURES, `${name}.pipeline.yaml`), '--json', '--include', 'stages'], 1);
+
+  beforeAll(() => assertBuilt());
+  beforeEach(() => (sf = embedded({ SF_AGENT: AGENT })));
+  afterEach(() => sf.cleanup());
+
+  it('a sparse 3 GiB artifact fails the attempt on its first delivery, naming the file, its size and the limit', async () => {
+    const summary = await run('bloat');
+    expect(summary.status).toBe('failed');
+    const [attempt] = stageOf(summary, 'bloat').attempts;
+    expect(attempt!.n).toBe(1);
+    expect(attempt!.failure).toContain(`cannot seal the artifact directory: big.md (file_too_large): ${3 * 1024 ** 3} bytes, over the per-file limit of ${100 * 1024 ** 2} bytes`);
+    expect(attempt!.failure).not.toMatch(/deliveries/);
+    expect(directorySize(path.join(sf.dir, 'home'))).toBeLessThan(10 * 1024 * 1024);
+  });
+
+  it('a hard-linked artifact fails the attempt on its first delivery with the rule it broke', async () => {
+    const summary = await run('alias');
+    expect(summary.status).toBe('failed');
+    const [attempt] = stageOf(summary, 'alias').attempts;
+    expect(attempt!.failure).toMatch(/cannot seal the artifact directory: report\.md \(hard_link\): a hard link \(2 links\).*; x\.md \(hard_link\)/);
+    expect(attempt!.failure).not.toMatch(/deliveries/);
+  });
+});
