@@ -1,4 +1,4 @@
-import type { RegExpEngine, RegExpLike } from 'ajv';
+import type { RegExpEngine, RegExpLike } from 'ajv/dist/types';
 import { RE2JS } from 're2js';
 
 /**
@@ -21,7 +21,8 @@ export const linearRegExp: RegExpEngine = Object.assign(
     const compiled = compileLinearPattern(pattern);
     if (!compiled.ok) throw new Error(`pattern ${JSON.stringify(pattern)} is not supported by the linear-time engine: ${compiled.problem}`);
     // ajv keys compiled patterns by toString(): it must differ between patterns.
-    return { test: compiled.test, toString: () => `re2:/${pattern}/${flags}` };
+    const linear: RegExpLike & { toString(): string } = { test: compiled.test, toString: () => `re2:/${pattern}/${flags}` };
+    return linear;
   },
   { code: 'linearRegExp' },
 );

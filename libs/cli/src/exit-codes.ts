@@ -1,6 +1,6 @@
 import type { RunStatus } from '@stageflow/domain';
 
-/** 0: run succeeded; 1: failed, stopped, or invalid input; 2: waiting on an operator. */
+/** 0: run succeeded; 1: failed, stopped, error (a message about it was dead-lettered), or invalid input; 2: waiting on an operator. */
 export function exitCodeFor(status: RunStatus): 0 | 1 | 2 {
   switch (status) {
     case 'succeeded':
@@ -9,6 +9,7 @@ export function exitCodeFor(status: RunStatus): 0 | 1 | 2 {
       return 2;
     case 'failed':
     case 'stopped':
+    case 'error':
     case 'running':
       return 1;
     default: {

@@ -47,6 +47,8 @@ export function progressLine(event: RunEvent): string | undefined {
       return `${MARK.fail} run failed: ${event.reason}`;
     case 'RunCancelled':
       return `${MARK.fail} run stopped by ${event.by}`;
+    case 'RunErrored':
+      return `${MARK.fail} run ended in error: ${event.reason}`;
     default:
       return undefined;
   }

@@ -324,6 +324,16 @@ export interface RunCancelled extends RunEventBase {
   readonly reason?: string;
 }
 
+/**
+ * The run cannot go on: a message about it was dead-lettered (a handler refused it, or it failed
+ * on every allowed delivery). Terminal, status `error`; other runs are not affected.
+ */
+export interface RunErrored extends RunEventBase {
+  readonly type: 'RunErrored';
+  /** What could not be processed and why, e.g. `scheduler could not process seq 42: RangeError: …`. */
+  readonly reason: string;
+}
+
 export type RunEvent =
   | RunRequested
   | StageAttemptStarted
@@ -348,6 +358,7 @@ export type RunEvent =
   | CloneInstancesMinted
   | RunSucceeded
   | RunFailed
+  | RunErrored
   | RunCancelled;
 
 export type RunEventType = RunEvent['type'];

@@ -15,3 +15,4 @@ export * from './upcast';
 export * from './run-request';
 export * from './wiring';
 export * from './limits';
+export * from './run-error';

@@ -20,7 +20,7 @@ import type {
 import type { PipelineDefinition, StageDefinition } from './pipeline';
 import type { CheckResult, Disposition } from './verification';
 
-export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'stopped';
+export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'stopped' | 'error';
 export type StageStatus = 'pending' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'skipped';
 
 export interface Exchange {
@@ -146,7 +146,7 @@ export interface RunState {
   readonly requestedAt: string;
   readonly finishedAt?: string;
   /** Terminal outcome once decided; `running`/`waiting` are derived (see runStatus). */
-  readonly outcome?: 'succeeded' | 'failed' | 'stopped';
+  readonly outcome?: 'succeeded' | 'failed' | 'stopped' | 'error';
   readonly outcomeReason?: string;
   readonly stages: { readonly [stageId: string]: StageState };
   /** Feedback loops by source stage id. */
@@ -576,6 +576,8 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
       return state.outcome
         ? state
         : { ...state, outcome: 'stopped', outcomeReason: event.reason ?? `cancelled by ${event.by}`, finishedAt: event.at };
+    case 'RunErrored':
+      return state.outcome || !state.exists ? state : { ...state, outcome: 'error', outcomeReason: event.reason, finishedAt: event.at };
     default: {
       const unreachable: never = event;
       throw new Error(`unknown event ${(unreachable as { type: string }).type}`);

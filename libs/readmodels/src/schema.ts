@@ -17,7 +17,7 @@ type JsonColumn<T = Json> = ColumnType<T, string, string>;
 export interface RunsTable {
   run_id: string;
   pipeline: string;
-  /** runStatus() of the folded run: running | waiting | succeeded | failed | stopped. */
+  /** runStatus() of the folded run: running | waiting | succeeded | failed | stopped | error. */
   status: string;
   reason: string | null;
   labels: JsonColumn<{ [key: string]: string }>;

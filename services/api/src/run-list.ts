@@ -2,7 +2,7 @@ import { listRuns, type ListRunsQuery, type RunPage } from '@stageflow/readmodel
 import { InvalidCommand, type RunStatus } from '@stageflow/domain';
 import type { ReadModels } from './read-models';
 
-const STATUSES: readonly RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'stopped'];
+const STATUSES: readonly RunStatus[] = ['running', 'waiting', 'succeeded', 'failed', 'stopped', 'error'];
 
 /** `GET /api/runs`: filtered, cursor-paginated, from the read models (never with evidence). */
 export class RunList {
