@@ -34,6 +34,8 @@ export interface Deployment {
   readonly env: NodeJS.ProcessEnv;
   readonly dir: string;
   start(name: string, args?: string[], extraEnv?: NodeJS.ProcessEnv): Promise<ServiceProcess>;
+  /** Runs `sf setup` for the namespace (once; start() and sf() do it first). */
+  setup(): Promise<void>;
   sf(args: string[], options?: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<SfResult>;
   stop(): Promise<void>;
 }
@@ -53,8 +55,15 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
   };
   const processes: ServiceProcess[] = [];
   let counter = 0;
+  // Services and the CLI only bind to the namespace's streams and consumers: set it up once, first.
+  let setUp: Promise<void> | undefined;
+  const ensureSetUp = () =>
+    (setUp ??= runSf(['setup'], { cwd: ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'setup') } }).then((result) => {
+      if (result.code !== 0) throw new Error(`sf setup failed (${result.code}): ${result.stderr}`);
+    }));
 
   const start = async (name: string, args: string[] = [], more: NodeJS.ProcessEnv = {}) => {
+    await ensureSetUp();
     const home = path.join(dir, `${name}-${++counter}`);
     fs.mkdirSync(home, { recursive: true });
     const child = spawn(process.execPath, [SF, 'serve', name, ...args], {
@@ -103,14 +112,17 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
     return proc;
   };
 
-  const sf = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) =>
-    runSf(args, { cwd: options.cwd ?? ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'cli'), ...options.env }, timeoutMs: options.timeoutMs });
+  const sf = async (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) => {
+    await ensureSetUp();
+    return runSf(args, { cwd: options.cwd ?? ROOT, env: { ...env, STAGEFLOW_HOME: path.join(dir, 'cli'), ...options.env }, timeoutMs: options.timeoutMs });
+  };
 
   return {
     namespace,
     env,
     dir,
     start,
+    setup: ensureSetUp,
     sf,
     stop: async () => {
       await Promise.all(processes.map((p) => p.kill('SIGKILL')));

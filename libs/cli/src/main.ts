@@ -6,6 +6,7 @@ import { registerPipelines } from './commands/pipelines';
 import { registerRun } from './commands/run';
 import { registerRuns } from './commands/runs';
 import { registerServe } from './commands/serve';
+import { registerSetup } from './commands/setup';
 import { registerStage } from './commands/stage';
 import { registerValidate } from './commands/validate';
 import { processOutput, UsageError, type Output } from './output';
@@ -25,6 +26,7 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerEnvelope(program, out, setExit);
   (await import('./commands/projections')).registerProjections(program, out, setExit);
   registerServe(program, out, setExit);
+  registerSetup(program, out, setExit);
   registerStage(program, out, setExit);
   registerMcp(program, out, setExit);
   registerPipelines(program, out, setExit);

@@ -90,6 +90,8 @@ export interface QueueOptions {
   readonly ackWaitMs: number;
   /** Deliveries after which a failing job is dead-lettered instead of redelivered. */
   readonly maxDeliver: number;
+  /** Delays between redeliveries after missed ack waits (fewer entries than maxDeliver); the embedded log ignores them. */
+  readonly backoffMs?: readonly number[];
 }
 
 export interface Job<T = unknown> {
@@ -194,6 +196,11 @@ export interface EventLogInstance {
   readonly queues: WorkQueues;
   readonly blobs: BlobStore;
   readonly bus?: RequestBus;
+  /**
+   * Subscriptions the broker refused (a permission violation arrives after the subscribe call
+   * returned); a process with any is not ready. The embedded log never refuses one.
+   */
+  deniedSubscriptions?(): readonly string[];
   /**
    * Stops every subscription and consumer without waiting for handlers in flight (their messages
    * are redelivered after their ack wait) and releases the connection or file.

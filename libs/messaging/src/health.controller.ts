@@ -18,8 +18,9 @@ export class HealthController {
   @Get('readyz')
   async readyz() {
     const consumers = this.transport.ready();
+    const denied = this.transport.denied?.() ?? [];
     const extra = this.probe ? await this.probe() : { ready: true };
-    const body = { ...extra, consumers, ready: consumers && extra.ready };
+    const body = { ...extra, consumers, ...(denied.length > 0 ? { denied_subscriptions: denied } : {}), ready: consumers && denied.length === 0 && extra.ready };
     if (!body.ready) throw new HttpException(body, HttpStatus.SERVICE_UNAVAILABLE);
     return body;
   }

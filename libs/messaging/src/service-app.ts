@@ -11,7 +11,7 @@ import { HealthController } from './health.controller';
 import { PassThroughRpcFilter } from './pass-through.filter';
 import { INFRASTRUCTURE, LOGGER } from './tokens';
 import { StageflowTransport } from './transport';
-import { TRANSPORT_STATE } from './transport-state';
+import { TRANSPORT_STATE, type TransportState } from './transport-state';
 
 export interface ServiceApp {
   readonly name: string;
@@ -50,7 +50,7 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     providers: [
       { provide: INFRASTRUCTURE, useValue: options.infra },
       { provide: LOGGER, useValue: options.logger },
-      { provide: TRANSPORT_STATE, useValue: { ready: () => transport.ready } },
+      { provide: TRANSPORT_STATE, useValue: { ready: () => transport.ready, denied: () => options.infra.deniedSubscriptions?.() ?? [] } satisfies TransportState },
       ...(options.providers ?? []),
     ],
     exports: [INFRASTRUCTURE, LOGGER, TRANSPORT_STATE],

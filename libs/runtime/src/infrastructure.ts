@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { connectJetStream, openEmbedded, type BlobStore, type EventLog, type RequestBus, type WorkQueues } from '@stageflow/eventlog';
+import { connectJetStream, openEmbedded, queueNamed, topology, type BlobStore, type EventLog, type JetStreamOptions, type RequestBus, type WorkQueues } from '@stageflow/eventlog';
 import type { RunEvent } from '@stageflow/domain';
 import { validateEvent } from '@stageflow/proto';
 import type { StageflowConfig } from './config';
@@ -20,21 +20,27 @@ export interface Infrastructure {
   readonly queueLimits: Readonly<Record<keyof typeof QUEUES, { readonly ackWaitMs: number; readonly maxDeliver: number }>>;
   /** Request-reply commands; only with a broker (cluster mode). */
   readonly bus?: RequestBus;
+  /** Subscriptions the broker refused; a service with any is not ready. */
+  deniedSubscriptions(): readonly string[];
   close(): Promise<void>;
 }
 
-const ackWaitMs = Number(process.env.SF_ACK_WAIT_MS) || 30_000;
-const maxDeliver = Number(process.env.SF_MAX_DELIVER) || 5;
-
 /**
- * Work queues and their delivery limits, declared identically by every replica
- * (`SF_ACK_WAIT_MS`, `SF_MAX_DELIVER`). A job not acknowledged nor extended with working() within
- * the ack wait is redelivered to another replica; handlers extend it while they work.
+ * Work queues and their delivery limits, from the topology table (`SF_ACK_WAIT_MS`,
+ * `SF_MAX_DELIVER`): `sf setup` creates their consumers on JetStream, the embedded log declares
+ * them at open. A job not acknowledged nor extended with working() within the ack wait is
+ * redelivered to another replica; handlers extend it while they work.
  */
 export const QUEUES = {
-  agent: { ackWaitMs, maxDeliver },
-  verify: { ackWaitMs, maxDeliver },
+  agent: queueDelivery('agent'),
+  verify: queueDelivery('verify'),
 } as const;
+
+function queueDelivery(queue: string): { readonly ackWaitMs: number; readonly maxDeliver: number } {
+  const delivery = queueNamed(topology(), queue)?.delivery;
+  if (!delivery) throw new Error(`work queue ${queue} is not in the topology table`);
+  return { ackWaitMs: delivery.ackWaitMs, maxDeliver: delivery.maxDeliver };
+}
 
 /**
  * With `SF_VALIDATE_EVENTS=1` (every test run sets it) each event is checked against its JSON
@@ -45,17 +51,22 @@ function validateAtAppend(event: RunEvent): void {
   if (problem) throw new Error(`event ${event.type} does not match its schema: ${problem}`);
 }
 
+/** How a cluster process reaches JetStream: URL, namespace and its own credentials. */
+export function jetStreamOptions(config: StageflowConfig): JetStreamOptions {
+  return {
+    servers: config.natsUrl!,
+    namespace: config.namespace,
+    ...(config.natsToken ? { token: config.natsToken } : {}),
+    ...(config.natsCredentials ? { credentials: fs.readFileSync(config.natsCredentials, 'utf8') } : {}),
+    ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+    ...(config.duplicateWindowMs ? { duplicateWindowMs: config.duplicateWindowMs } : {}),
+  };
+}
+
 export async function openInfrastructure(config: StageflowConfig, options: { beforeAppend?: (event: RunEvent) => void; queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>> } = {}): Promise<Infrastructure> {
-  let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; bus?: RequestBus; close(): Promise<void> };
+  let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; bus?: RequestBus; deniedSubscriptions?(): readonly string[]; close(): Promise<void> };
   if (config.mode === 'cluster') {
-    opened = await connectJetStream({
-      servers: config.natsUrl!,
-      namespace: config.namespace,
-      ...(config.natsToken ? { token: config.natsToken } : {}),
-      ...(config.natsCredentials ? { credentials: fs.readFileSync(config.natsCredentials, 'utf8') } : {}),
-      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
-      ...(config.duplicateWindowMs ? { duplicateWindowMs: config.duplicateWindowMs } : {}),
-    });
+    opened = await connectJetStream(jetStreamOptions(config));
   } else {
     const dir = path.join(config.home, 'log');
     fs.mkdirSync(dir, { recursive: true });
@@ -65,7 +76,8 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
     agent: options.queueOverrides?.agent ?? QUEUES.agent,
     verify: options.queueOverrides?.verify ?? QUEUES.verify,
   };
-  for (const [queue, limits] of Object.entries(queueLimits)) await opened.queues.declare(queue, limits);
+  // On JetStream the queues' consumers are `sf setup`'s to create; a service only binds to them.
+  if (config.mode === 'embedded') for (const [queue, limits] of Object.entries(queueLimits)) await opened.queues.declare(queue, limits);
   const beforeAppend = options.beforeAppend ?? (process.env.SF_VALIDATE_EVENTS === '1' ? validateAtAppend : undefined);
   return {
     config,
@@ -75,6 +87,7 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
     runs: new RunStore(opened.log, config.namespace, beforeAppend),
     queueLimits,
     ...(opened.bus ? { bus: opened.bus } : {}),
+    deniedSubscriptions: () => opened.deniedSubscriptions?.() ?? [],
     close: () => opened.close(),
   };
 }

@@ -9,6 +9,8 @@ import { Objm, type ObjectStore } from '@nats-io/obj';
 import { digestHex, digestOf } from '../digest';
 import type { BlobStore } from '../types';
 import { spoolToFile } from '../spool';
+import { EventLogError } from '../errors';
+import { isNotFound, notSetUp } from './binding';
 import { natsCall } from './errors';
 import { smallBlobSubject } from './streams';
 
@@ -24,17 +26,39 @@ export const SMALL_BLOB_BYTES = 512 * 1024;
  * (hashed on the way) and then stored from it, so the object is only ever named by its digest.
  */
 export class JetStreamBlobStore implements BlobStore {
+  private opened?: Promise<ObjectStore>;
+
   private constructor(
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
-    private readonly bucket: ObjectStore,
+    private readonly bucketName: string,
     private readonly namespace: string,
     private readonly smallStream: string,
   ) {}
 
-  static async open(js: JetStreamClient, jsm: JetStreamManager, bucket: string, namespace: string, smallStream: string): Promise<JetStreamBlobStore> {
-    const store = await natsCall(`open object store ${bucket}`, () => new Objm(js).create(bucket));
-    return new JetStreamBlobStore(js, jsm, store, namespace, smallStream);
+  /**
+   * With `provision` (admin) creates the namespace's bucket now; otherwise the bucket is opened at
+   * the first large blob, so a process that never touches blobs needs no rights on it.
+   */
+  static async open(js: JetStreamClient, jsm: JetStreamManager, bucket: string, namespace: string, smallStream: string, provision = true): Promise<JetStreamBlobStore> {
+    const store = new JetStreamBlobStore(js, jsm, bucket, namespace, smallStream);
+    if (provision) store.opened = natsCall(`open object store ${bucket}`, () => new Objm(js).create(bucket));
+    await store.opened;
+    return store;
+  }
+
+  private bucket(): Promise<ObjectStore> {
+    this.opened ??= natsCall(`open object store ${this.bucketName}`, async () => {
+      try {
+        return await new Objm(this.js).open(this.bucketName);
+      } catch (err) {
+        if (isNotFound(err) || (err instanceof Error && err.message === 'object store not found')) throw notSetUp(`object store ${this.bucketName}`, this.namespace);
+        throw err;
+      }
+    });
+    // A failed open is tried again by the next call.
+    this.opened.catch(() => (this.opened = undefined));
+    return this.opened;
   }
 
   async put(bytes: Uint8Array): Promise<string> {
@@ -46,7 +70,7 @@ export class JetStreamBlobStore implements BlobStore {
       return digest;
     }
     if (!(await this.inBucket(digest))) {
-      await natsCall(`put ${digest}`, () => this.bucket.putBlob({ name: objectName(digest) }, bytes));
+      await natsCall(`put ${digest}`, async () => (await this.bucket()).putBlob({ name: objectName(digest) }, bytes));
     }
     return digest;
   }
@@ -59,7 +83,7 @@ export class JetStreamBlobStore implements BlobStore {
       if (size <= SMALL_BLOB_BYTES) return await this.put(await readFile(spool));
       if (!(await this.inBucket(digest))) {
         const stream = Readable.toWeb(createReadStream(spool)) as ReadableStream<Uint8Array>;
-        await natsCall(`put ${digest}`, () => this.bucket.put({ name: objectName(digest) }, stream));
+        await natsCall(`put ${digest}`, async () => (await this.bucket()).put({ name: objectName(digest) }, stream));
       }
       return digest;
     } finally {
@@ -67,11 +91,14 @@ export class JetStreamBlobStore implements BlobStore {
     }
   }
 
+  /**
+   * Whoever may put blobs may also overwrite the message or object stored under a digest, so the
+   * bytes are checked against the digest they are read by: a mismatch fails, never returns them.
+   */
   async get(digest: string): Promise<Uint8Array | undefined> {
-    const small = await this.smallBlob(digest);
-    if (small) return small;
-    const bytes = await natsCall(`get ${digest}`, () => this.bucket.getBlob(objectName(digest)));
-    return bytes ?? undefined;
+    const bytes = (await this.smallBlob(digest)) ?? (await natsCall(`get ${digest}`, async () => (await this.bucket()).getBlob(objectName(digest)))) ?? undefined;
+    if (bytes !== undefined && digestOf(bytes) !== digest) throw new EventLogError(`blob ${digest}: the stored bytes do not match their digest`, false);
+    return bytes;
   }
 
   async has(digest: string): Promise<boolean> {
@@ -86,7 +113,7 @@ export class JetStreamBlobStore implements BlobStore {
   }
 
   private async inBucket(digest: string): Promise<boolean> {
-    const info = await natsCall(`info ${digest}`, () => this.bucket.info(objectName(digest)));
+    const info = await natsCall(`info ${digest}`, async () => (await this.bucket()).info(objectName(digest)));
     return info !== null && !info.deleted;
   }
 }

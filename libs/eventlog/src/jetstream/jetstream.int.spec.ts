@@ -25,7 +25,8 @@ describeEventLogContract('jetstream', async () => {
   const namespace = `t${randomBytes(6).toString('hex')}`;
   return {
     namespace,
-    open: () => connectJetStream({ servers, namespace }),
+    // The contract creates its own durables and queues: admin rights, as `sf setup` has.
+    open: () => connectJetStream({ servers, namespace, provision: true }),
     destroy: () => deleteNamespace(namespace),
   };
 });

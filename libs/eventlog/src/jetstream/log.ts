@@ -38,8 +38,9 @@ export class JetStreamEventLog implements EventLog {
     private readonly jsm: JetStreamManager,
     private readonly stream: string,
     private readonly subjects: Subjects,
+    provision = false,
   ) {
-    this.subscriptions = new JetStreamSubscriptions(js, jsm, stream, subjects);
+    this.subscriptions = new JetStreamSubscriptions(js, jsm, stream, subjects, provision);
   }
 
   async append(subject: string, data: unknown, options: AppendOptions = {}): Promise<AppendResult> {

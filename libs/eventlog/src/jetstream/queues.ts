@@ -6,6 +6,7 @@ import { assertName, type Subjects } from '../subjects';
 import type { ConsumeOptions, Consumer, DeadLetter, EventLog, JobHandler, QueueOptions } from '../types';
 import { natsCall, toEventLogError } from './errors';
 import { encode, nanos } from './messages';
+import { bindConsumer } from './binding';
 import { ensureConsumer } from './pull';
 import { DEFAULT_RETRY_DELAY_MS, pullSource } from './subscription';
 
@@ -27,6 +28,7 @@ export class JetStreamWorkQueues {
     private readonly nc: NatsConnection,
   ) {}
 
+  /** Creates or updates the queue's consumer: an admin operation (`sf setup`); services only consume. */
   async declare(queue: string, options: QueueOptions): Promise<void> {
     assertName('queue', queue);
     await natsCall(`declare queue ${queue}`, () =>
@@ -37,6 +39,7 @@ export class JetStreamWorkQueues {
         ack_policy: AckPolicy.Explicit,
         ack_wait: nanos(options.ackWaitMs),
         max_deliver: options.maxDeliver,
+        ...(options.backoffMs ? { backoff: options.backoffMs.map(nanos) } : {}),
         max_ack_pending: -1,
       }),
     );
@@ -50,7 +53,7 @@ export class JetStreamWorkQueues {
 
   async consume<T = unknown>(queue: string, handler: JobHandler<T>, options: ConsumeOptions = {}): Promise<Consumer> {
     assertName('queue', queue);
-    const consumer = await natsCall(`consume ${queue}`, () => this.js.consumers.get(this.stream, queue));
+    const consumer = await bindConsumer(this.js, this.stream, queue, this.subjects.namespace);
     const info = await natsCall(`consume ${queue}`, () => consumer.info(true));
     const maxDeliver = info.config.max_deliver ?? -1;
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;

@@ -1,15 +1,20 @@
 import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { runLoops, type Loops, type Source } from '../loops';
+import { invalidArgument } from '../errors';
 import { assertName, assertSubscribable, type Subjects } from '../subjects';
 import type { MessageHandler, SubscribeOptions, Subscription } from '../types';
 import { fromJsMsg, nanos } from './messages';
+import { bindConsumer } from './binding';
+import { natsCall } from './errors';
 import { ensureConsumer, pullOne } from './pull';
 
 export const DEFAULT_RETRY_DELAY_MS = 1000;
 export const DEFAULT_SUBSCRIPTION_ACK_WAIT_MS = 30_000;
 
 /**
- * Durable subscriptions: one durable pull consumer per name on the events stream, with
+ * Durable subscriptions: one durable pull consumer per name on the events stream. A service binds
+ * to the consumer `sf setup` created from the topology table (its delivery settings are the
+ * consumer's); with `provision` (admin, tests) a missing consumer is created with
  * max_ack_pending = concurrency (default 1, so across every replica exactly one message is in
  * flight and delivery is in order). The handler's message is acked (and the ack confirmed) after it resolves, nak'd with the
  * retry delay when it throws, and kept alive with working() while it runs.
@@ -23,22 +28,33 @@ export class JetStreamSubscriptions {
     private readonly jsm: JetStreamManager,
     private readonly stream: string,
     private readonly subjects: Subjects,
+    private readonly provision: boolean,
   ) {}
 
   async subscribe(durable: string, filter: string, handler: MessageHandler, options: SubscribeOptions): Promise<Subscription> {
     assertName('durable', durable);
     assertSubscribable(this.subjects, filter);
-    const ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
-    const consumer = await ensureConsumer(this.js, this.jsm, this.stream, {
-      durable_name: durable,
-      filter_subject: filter,
-      deliver_policy: DeliverPolicy.All,
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(ackWaitMs),
-      max_ack_pending: Math.max(1, options.concurrency ?? 1),
-      max_deliver: -1,
-    });
+    let consumer: Consumer;
+    let ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
+    if (this.provision) {
+      consumer = await natsCall(`subscribe ${durable}`, () =>
+        ensureConsumer(this.js, this.jsm, this.stream, {
+          durable_name: durable,
+          filter_subject: filter,
+          deliver_policy: DeliverPolicy.All,
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: nanos(ackWaitMs),
+          max_ack_pending: Math.max(1, options.concurrency ?? 1),
+          max_deliver: -1,
+        }),
+      );
+    } else {
+      consumer = await bindConsumer(this.js, this.stream, durable, this.subjects.namespace);
+      const config = (await consumer.info(true)).config;
+      if (config.filter_subject !== filter) throw invalidArgument(`durable consumer "${durable}" filters ${config.filter_subject}, not ${filter}: run \`sf setup\``);
+      ackWaitMs = (config.ack_wait ?? 0) / 1_000_000 || ackWaitMs;
+    }
     const source = pullSource(consumer);
     const loops = runLoops(Math.max(1, options.concurrency ?? 1), source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs));
     this.running.add(loops);
