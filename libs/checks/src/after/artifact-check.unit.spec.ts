@@ -1,4 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { linkSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { baseContext, tempDir } from '../__tests__/support.spec';
 import type { ArtifactCheck } from '../domain';
@@ -80,5 +82,29 @@ describe('artifact check (after phase)', () => {
   it('is an error when the artifact directory itself is unavailable', async () => {
     const [result] = await runAfterChecks([check({})], baseContext({ artifactsDir: join(artifactsDir, 'no-such-dir') }));
     expect(result!.status).toBe('error');
+  });
+
+  describe('what is not a plain file with one link fails with the reason in its evidence', () => {
+    const outside = tempDir('artifact-outside');
+    let server: Server;
+    beforeAll(async () => {
+      writeFileSync(join(outside, 'passwd'), 'root:x:0:0\n');
+      linkSync(join(outside, 'passwd'), join(artifactsDir, 'x.md'));
+      execFileSync('mknod', [join(artifactsDir, 'null.md'), 'c', '1', '3']);
+      server = createServer();
+      await new Promise<void>((resolve) => server.listen(join(artifactsDir, 'sock.md'), resolve));
+    });
+    afterAll(() => server.close());
+
+    it.each([
+      ['a hard link', 'x.md', 'refused: x.md is a hard link (2 links)', 'file'],
+      ['a character device', 'null.md', 'refused: null.md is a char_device, not a regular file', 'char_device'],
+      ['a socket', 'sock.md', 'refused: sock.md is a socket, not a regular file', 'socket'],
+    ])('%s', async (_name, path, reason, type) => {
+      const [result] = await runAfterChecks([check({ path, nonempty: true })], ctx);
+      expect(result).toEqual(expect.objectContaining({ status: 'failed', message: reason }));
+      expect(result!.evidence).toEqual({ path, exists: true, type, refused: reason });
+      expect(JSON.stringify(result)).not.toContain('root:x');
+    });
   });
 });

@@ -96,7 +96,7 @@ export async function openConfined(root: string, relative: string, hooks: Confin
     return refuse(`refused: ${parsed.normalized} changed between check and open`);
   }
   if (!stat.isFile()) return refuse(`refused: ${parsed.normalized} is not a regular file`, fileKind(stat));
-  if (stat.nlink > 1) return refuse(`refused: ${parsed.normalized} is a hard link (${stat.nlink} links)`);
+  if (stat.nlink > 1) return refuse(`refused: ${parsed.normalized} is a hard link (${stat.nlink} links)`, 'file');
   if (!(await stillInside(handle, target, directories))) {
     return refuse(`refused: a component of ${parsed.normalized} changed between check and open`);
   }

@@ -2,7 +2,8 @@
  * Recreates a sealed snapshot in an empty (or absent) directory: exactly the manifest's files,
  * with their modes, symlinks as symlinks. Every blob is checked against its digest, every file is
  * created exclusively (never through an existing entry), and manifests that could write outside
- * `targetDir` are refused before anything is written.
+ * `targetDir` are refused before anything is written. Every refusal is an InvalidManifestError
+ * (not retryable).
  */
 import { chmod, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
@@ -19,6 +20,7 @@ export async function materializeSnapshot(digest: string, blobs: BlobStore, targ
     const bytes = await blobs.get(entry.digest);
     if (bytes === undefined) throw new InvalidManifestError(digest, `blob ${entry.digest} of ${entry.path} is missing`);
     if (blobDigest(bytes) !== entry.digest) throw new InvalidManifestError(digest, `blob of ${entry.path} does not match its digest`);
+    if (bytes.length !== entry.size) throw new InvalidManifestError(digest, `blob of ${entry.path} holds ${bytes.length} bytes, the manifest says ${entry.size}`);
     const target = join(targetDir, entry.path);
     await mkdir(dirname(target), { recursive: true });
     if (entry.mode === MODE_SYMLINK) {

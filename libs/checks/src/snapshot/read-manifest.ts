@@ -3,7 +3,10 @@ import type { BlobStore } from '@stageflow/eventlog';
 import { parseRelativePath } from '../paths';
 import { MODE_EXECUTABLE, MODE_FILE, MODE_SYMLINK, type ManifestEntry, type SnapshotManifest } from './manifest';
 
+/** Not retryable: the manifest and its blobs are content-addressed, so reading them again finds the same. */
 export class InvalidManifestError extends Error {
+  readonly retryable = false;
+
   constructor(digest: string, reason: string) {
     super(`snapshot ${digest}: ${reason}`);
     this.name = 'InvalidManifestError';

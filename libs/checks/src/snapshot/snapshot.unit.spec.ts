@@ -129,6 +129,12 @@ describe('materializeSnapshot refuses unsafe manifests before writing anything',
     await expect(materializeSnapshot(forged, blobs, join(root, 'refuse-forged'))).rejects.toThrow(/does not match its digest/);
   });
 
+  it('a blob whose length differs from the size the manifest records; the refusal is not retryable', async () => {
+    const digest = await blobs.put(Buffer.from('four'));
+    const lying = await blobs.put(Buffer.from(JSON.stringify({ files: [{ path: 'f', digest, size: 4000, mode: MODE_FILE }] })));
+    await expect(materializeSnapshot(lying, blobs, join(root, 'refuse-size'))).rejects.toMatchObject({ retryable: false, message: expect.stringMatching(/holds 4 bytes, the manifest says 4000/) });
+  });
+
   it('a non-empty target directory', async () => {
     const target = join(root, 'occupied');
     mkdirSync(target);
