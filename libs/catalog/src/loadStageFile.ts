@@ -17,6 +17,7 @@ export interface StageFileDefinition {
   readonly verify: readonly VerifyItem[];
   readonly gate_kinds: readonly GateKind[];
   readonly timeout_ms?: number;
+  readonly network?: boolean;
 }
 
 export interface LoadStageResult {
@@ -69,6 +70,7 @@ export function loadStageFile(file: string, options: { strict?: boolean } = {}):
       verify: body.verify,
       gate_kinds: body.gate_kinds,
       ...(body.timeout_ms !== undefined ? { timeout_ms: body.timeout_ms } : {}),
+      ...(body.network !== undefined ? { network: body.network } : {}),
     },
   };
 }

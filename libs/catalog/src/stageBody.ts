@@ -5,7 +5,7 @@ import { timeoutProblem } from './timeouts';
 import { parseVerify, stageLabel } from './verifyItems';
 
 /** Keys a stage body may carry, inline on a pipeline entry or in a reusable stage file. */
-export const BODY_KEYS = ['system_prompt', 'model', 'io', 'verify', 'gate_kinds', 'timeout_ms'] as const;
+export const BODY_KEYS = ['system_prompt', 'model', 'io', 'verify', 'gate_kinds', 'timeout_ms', 'network'] as const;
 
 /** A stage body as written: io schemas still raw (refs unresolved), everything else checked. */
 export interface StageBodyDraft {
@@ -15,6 +15,8 @@ export interface StageBodyDraft {
   readonly verify: readonly VerifyItem[];
   readonly gate_kinds: readonly GateKind[];
   readonly timeout_ms?: number;
+  /** The stage's sandboxed commands get a network (never the host loopback). */
+  readonly network?: boolean;
   /** Where the body's keys live (the pipeline entry or the stage file's root). */
   readonly site: Site;
 }
@@ -43,6 +45,7 @@ export function parseStageBody(raw: Record<string, unknown>, site: Site, sink: I
     verify: parseVerify(raw.verify, at(site, 'verify'), sink, stageId),
     gate_kinds: parseGateKinds(raw.gate_kinds, at(site, 'gate_kinds'), sink, stageId),
     ...optionalTimeout(parseTimeout(raw, site, sink, stageId)),
+    ...parseNetwork(raw, site, sink, stageId),
     site,
   };
 }
@@ -101,6 +104,13 @@ function parseTimeout(raw: Record<string, unknown>, site: Site, sink: IssueSink,
   if (problem === undefined) return raw.timeout_ms as number;
   sink.error('stage.invalid_timeout_ms', `${stageLabel(stageId)}${problem}`, at(site, 'timeout_ms'), stageId);
   return undefined;
+}
+
+function parseNetwork(raw: Record<string, unknown>, site: Site, sink: IssueSink, stageId: string | undefined): Pick<StageBodyDraft, 'network'> {
+  if (raw.network === undefined) return {};
+  if (typeof raw.network === 'boolean') return { network: raw.network };
+  sink.error('stage.invalid_network', `${stageLabel(stageId)}network must be a boolean (true opens a sandboxed network without the host loopback)`, at(site, 'network'), stageId);
+  return {};
 }
 
 function optionalIo(io: StageBodyDraft['io']): Pick<StageBodyDraft, 'io'> {

@@ -110,6 +110,7 @@ export function validatePipelineDocument(value: unknown, site: Site, sink: Issue
       verify: body.verify,
       gate_kinds: body.gate_kinds,
       ...(body.timeout_ms !== undefined ? { timeout_ms: body.timeout_ms } : {}),
+      ...(body.network !== undefined ? { network: body.network } : {}),
       entry: dag.allRoots || entry.raw.entry === true,
       route: route.edges.map(({ site: _site, ...edge }) => edge),
       ...(route.loops[0] !== undefined ? { loop: stripSite(route.loops[0]) } : {}),

@@ -9,7 +9,7 @@ type CheckTypeName = VerifyItem['type'];
 
 /** Keys each check type accepts beyond `id`, `type`, `when`; anything else is refused. */
 const TYPE_KEYS: Readonly<Record<CheckTypeName, readonly string[]>> = {
-  command: ['run', 'cwd', 'timeout_ms'],
+  command: ['run', 'cwd', 'timeout_ms', 'network'],
   artifact: ['path', 'basename', 'nonempty', 'sections', 'runner_evidence'],
   checklist: ['items'],
   payload_schema: [],
@@ -122,7 +122,8 @@ function parseTypedFields(
       if (entry.cwd !== undefined && typeof entry.cwd !== 'string') return fail('cwd', 'cwd must be a string');
       const timeout = entry.timeout_ms === undefined ? undefined : timeoutProblem(entry.timeout_ms);
       if (timeout !== undefined) return fail('timeout_ms', timeout);
-      return { id, type, when, run: entry.run, ...optional(entry, 'cwd'), ...optional(entry, 'timeout_ms') } as VerifyItem;
+      if (entry.network !== undefined && typeof entry.network !== 'boolean') return fail('network', 'network must be a boolean (true opens a sandboxed network without the host loopback)');
+      return { id, type, when, run: entry.run, ...optional(entry, 'cwd'), ...optional(entry, 'timeout_ms'), ...optional(entry, 'network') } as VerifyItem;
     }
     case 'artifact': {
       for (const key of ['path', 'basename']) {

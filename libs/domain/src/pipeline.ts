@@ -33,6 +33,8 @@ export interface CommandCheck extends VerifyItemBase {
   readonly run: string;
   readonly cwd?: string;
   readonly timeout_ms?: number;
+  /** The check's sandbox gets a user-mode network (never the host loopback). Default: none. */
+  readonly network?: boolean;
 }
 
 export interface ArtifactCheck extends VerifyItemBase {
@@ -129,6 +131,8 @@ export interface StageDefinition {
   readonly verify: readonly VerifyItem[];
   readonly gate_kinds: readonly GateKind[];
   readonly timeout_ms?: number;
+  /** The agent's sandboxed commands (tools, exec CLI) get a user-mode network (never the host loopback). Default: none. */
+  readonly network?: boolean;
   // Wiring (from the pipeline entry).
   readonly entry: boolean;
   readonly route: readonly RouteEdge[];
