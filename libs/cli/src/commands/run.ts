@@ -8,6 +8,7 @@ import { UsageError } from '../output';
 import { loadValidPipeline, parseLabels, resolveCheckout, resolveInput } from '../run-request';
 import { openSession, runInForeground } from '../session';
 import { runOnServer } from '../remote/run';
+import { requestRunOverBus } from '../bus-run';
 
 interface RunFlags {
   pipeline: string;
@@ -64,10 +65,15 @@ export function registerRun(program: Command, out: Output, setExit: (code: numbe
       if (config.mode === 'cluster' && flags.agent !== undefined) out.err('sf: --agent is ignored against a cluster: agent-runners use their own configured backend');
       const session = await openSession(config, agent);
       try {
-        const runId = newRunId();
-        await session.infra.runs.execute(runId, (state) =>
-          decideRequest({ type: 'RequestRun', runId, pipeline, input, checkout, labels, requestedBy: `cli:${process.env.USER ?? 'unknown'}`, now: new Date().toISOString() }, state),
-        );
+        // A cluster's API starts the run when one serves run requests; otherwise (a deployment
+        // without an API, operator credentials) the request is appended to the log directly.
+        const requested = config.mode === 'cluster' ? await requestRunOverBus(session.infra, { pipeline: flags.pipeline, input, checkout, labels }) : undefined;
+        const runId = requested ?? newRunId();
+        if (requested === undefined) {
+          await session.infra.runs.execute(runId, (state) =>
+            decideRequest({ type: 'RequestRun', runId, pipeline, input, checkout, labels, requestedBy: `cli:${process.env.USER ?? 'unknown'}`, now: new Date().toISOString() }, state),
+          );
+        }
         if (flags.detach) {
           out.out(flags.json ? JSON.stringify({ run_id: runId }) : runId);
           setExit(0);

@@ -2,8 +2,9 @@
  * Request-reply on core NATS with a queue group: one replica answers each request. Handler errors
  * are answered as `{accepted: false, code: "internal", message}` rather than left unanswered.
  */
-import type { NatsConnection, Msg } from '@nats-io/nats-core';
+import { headers, RequestError, type NatsConnection, type Msg } from '@nats-io/nats-core';
 import type { BusRequest, RequestBus } from '../types';
+import { toEventLogError } from './errors';
 
 export class NatsRequestBus implements RequestBus {
   constructor(private readonly nc: NatsConnection) {}
@@ -25,6 +26,18 @@ export class NatsRequestBus implements RequestBus {
         await Promise.allSettled([...inFlight]);
       },
     };
+  }
+
+  async request(subject: string, data: unknown, options: { readonly msgId: string; readonly timeoutMs: number }): Promise<{ readonly served: true; readonly reply: unknown } | { readonly served: false }> {
+    const h = headers();
+    h.set('Nats-Msg-Id', options.msgId);
+    try {
+      const reply = await this.nc.request(subject, JSON.stringify(data), { timeout: options.timeoutMs, headers: h });
+      return { served: true, reply: reply.json<unknown>() };
+    } catch (err) {
+      if (err instanceof RequestError && err.isNoResponders()) return { served: false };
+      throw toEventLogError(err, `request ${subject}`);
+    }
   }
 
   private async answer(msg: Msg, handler: (request: BusRequest) => Promise<unknown>): Promise<void> {
