@@ -24,6 +24,7 @@ import * as fs from 'node:fs/promises';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { timerDelayMs } from '@stageflow/domain';
 import { CappedOutput } from './capped-output';
 import { ensureTraversable, grantGroupWrite } from './access';
 import type { SandboxConfig } from './config';
@@ -257,7 +258,7 @@ function supervise(
     const deadline = setTimeout(() => {
       timedOut = true;
       killAll();
-    }, cmd.timeoutMs);
+    }, timerDelayMs(cmd.timeoutMs));
     const onAbort = () => {
       aborted = true;
       killAll();
