@@ -1,14 +1,16 @@
 /**
- * Seal refusals end to end on the embedded default with the script agent, every `sf` command its
- * own OS process: an attempt that leaves a sparse 3 GiB artifact, or a hard-linked one, fails on
- * its first delivery with the seal's reason (path, rule, size and limit), and no byte of the big
- * file reaches the blob store.
+ * Seals end to end on the embedded default with the script agent, every `sf` command its own OS
+ * process: an attempt that leaves a sparse 3 GiB artifact, or a hard-linked one, fails on its first
+ * delivery with the seal's reason (path, rule, size and limit), and no byte of the big file reaches
+ * the blob store; a state directory inside an in-place checkout is never part of its snapshots.
  */
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunSummary } from '@stageflow/domain';
 import { assertBuilt, ROOT } from './support/cluster';
 import { embedded, type Embedded } from './support/embedded';
+import { embeddedEnv, runSf } from './support/sf-process';
 import { stageOf } from './support/summaries';
 
 jest.setTimeout(60_000);
@@ -49,5 +51,18 @@ describe('seal refusals e2e (embedded default, script agent)', () => {
     const [attempt] = stageOf(summary, 'alias').attempts;
     expect(attempt!.failure).toMatch(/cannot seal the artifact directory: report\.md \(hard_link\): a hard link \(2 links\).*; x\.md \(hard_link\)/);
     expect(attempt!.failure).not.toMatch(/deliveries/);
+  });
+
+  it.each([['.stageflow'], ['state']])('a state directory (%s) inside the in-place checkout is never sealed', async (home) => {
+    const project = path.join(sf.dir, 'project');
+    fs.mkdirSync(path.join(project, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(project, 'README.md'), 'project\n');
+    execFileSync('git', ['init', '-q', project]);
+    const env = embeddedEnv(path.join(project, home), { SF_AGENT: AGENT, SF_WORK_DIR: path.join(project, 'scratch') });
+    const result = await runSf(['run', '--pipeline', path.join(FIXTURES, 'state-in-checkout.pipeline.yaml'), '--checkout', project, '--json', '--include', 'stages'], { cwd: project, env, timeoutMs: 50_000 });
+    expect(fs.existsSync(path.join(project, home))).toBe(true);
+    const summary = JSON.parse(result.stdout) as RunSummary;
+    expect(stageOf(summary, 'edit').attempts).toEqual([expect.objectContaining({ n: 1, disposition: 'passed' })]);
+    expect(summary.status).toBe('succeeded');
   });
 });
