@@ -23,8 +23,8 @@ export {
 export { runAfterChecks, afterPhaseItems } from './after/run-after-checks';
 export { satisfiesGate } from './after/gate-check';
 export { DEFAULT_COMMAND_TIMEOUT_MS, OUTPUT_CAP_BYTES } from './after/command-check';
-export { buildCommandEnv, DEFAULT_ALLOWED_ENV, looksSecret, secretValues } from './command/environment';
-export { redact, REDACTED } from './command/redact';
+export { looksSecret, secretValues } from './command/environment';
+export { redact, REDACTED } from '@stageflow/sandbox';
 
 export { inspectArtifact, ANALYSIS_LIMIT_BYTES, type ArtifactEvidence, type ArtifactInspection } from './artifact/inspect';
 export { findSections, type SectionFindings } from './artifact/sections';

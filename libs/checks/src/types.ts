@@ -1,5 +1,6 @@
 /** What the after-phase checks are given: everything they judge, nothing they could change. */
 import type { GateKind, IoSchema } from './domain';
+import type { Sandbox } from '@stageflow/sandbox';
 import type { SnapshotManifest } from './snapshot/manifest';
 
 /** The captured candidate envelope, as far as the checks read it. */
@@ -33,11 +34,9 @@ export type PayloadValidator = (
 ) => { readonly valid: boolean; readonly errors: readonly PayloadValidationError[] };
 
 export interface CommandEnvironment {
-  /** Where allow-listed values are read from. Default: process.env. */
+  /** Secret-looking values here are redacted from evidence; nothing of it reaches the command. Default: process.env. */
   readonly base?: Readonly<Record<string, string | undefined>>;
-  /** Extra allowed names; a trailing `*` allows a prefix. Secret-looking names stay excluded. */
-  readonly allow?: readonly string[];
-  /** Values set for the command as given; values under secret-looking names are still redacted. */
+  /** The command's documented values (the attempt's SF_*): with PATH, HOME, TMPDIR and the locale, its whole environment. */
   readonly set?: Readonly<Record<string, string>>;
 }
 
@@ -63,6 +62,6 @@ export interface AfterCheckContext {
   readonly onProgress?: () => void;
   /** Default 5000. */
   readonly progressIntervalMs?: number;
-  /** Time between SIGTERM and SIGKILL of a command's process group. Default 2000. */
-  readonly killGraceMs?: number;
+  /** Where `command` checks run. Default: the process-wide sandbox (`defaultSandbox()`). */
+  readonly sandbox?: Sandbox;
 }

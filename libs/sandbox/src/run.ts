@@ -180,6 +180,10 @@ export async function runInSandbox(config: SandboxConfig, isolation: Isolation, 
     };
   };
   try {
+    for (const dir of [...cmd.writable, ...(cmd.binds ?? []).filter((b) => b.writable).map((b) => b.src)]) {
+      // Granting a tree to the sandbox group walks it: never a top-level directory such as /tmp or /home.
+      if (path.resolve(dir).split(path.sep).filter(Boolean).length < 2) throw new Error(`refusing to make ${dir} writable in the sandbox: too close to /`);
+    }
     scratch = await makeScratch(identity, network);
     if (identity) await prepareAccess(cmd, identity, hidden);
     await cmd.onPrivateTmp?.(scratch.tmp);

@@ -1,13 +1,15 @@
 /**
- * `command`: passes only on exit status 0 within the deadline. A cwd outside the checkout (by
- * path or through a symlink) or missing fails; a command that cannot be spawned is an `error`.
+ * `command`: passes only on exit status 0 within the deadline. The command runs in the sandbox
+ * (@stageflow/sandbox): its environment is the sandbox's scratch one plus `ctx.env.set`, it may
+ * write only the checkout, the artifact directory and its private tmp, and it has a network only
+ * with `network: true`. A cwd outside the checkout (by path or through a symlink) or missing fails;
+ * a command that cannot be started is an `error`; a resource limit that stopped it is named.
  * Evidence never contains the verifier's secrets.
  */
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
-import { buildCommandEnv, secretValues } from '../command/environment';
-import { redact } from '../command/redact';
-import { runCommand, type CommandOutcome } from '../command/run-command';
+import { defaultSandbox, redact, type SandboxOutcome } from '@stageflow/sandbox';
+import { secretValues } from '../command/environment';
 import type { CommandCheck } from '../domain';
 import { CheckCannotRunError, errorMessage } from '../errors';
 import { parseRelativePath } from '../paths';
@@ -16,10 +18,9 @@ import type { CheckOutcome } from './outcome';
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 10 * 60 * 1000;
 export const OUTPUT_CAP_BYTES = 64 * 1024;
-const DEFAULT_KILL_GRACE_MS = 2000;
 const DEFAULT_PROGRESS_INTERVAL_MS = 5000;
 
-type CwdResolution = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly reason: string };
+type CwdResolution = { readonly ok: true; readonly root: string; readonly path: string } | { readonly ok: false; readonly reason: string };
 
 async function resolveCwd(checkoutDir: string, cwd: string): Promise<CwdResolution> {
   const parsed = parseRelativePath(cwd, { allowRoot: true });
@@ -40,7 +41,21 @@ async function resolveCwd(checkoutDir: string, cwd: string): Promise<CwdResoluti
     return { ok: false, reason: `cwd ${parsed.normalized} resolves outside the checkout` };
   }
   if (!(await stat(resolved)).isDirectory()) return { ok: false, reason: `cwd ${parsed.normalized} is not a directory` };
-  return { ok: true, path: resolved };
+  return { ok: true, root, path: resolved };
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+function failure(result: SandboxOutcome, timeoutMs: number): string | undefined {
+  if (result.timed_out) return `timed out after ${timeoutMs} ms`;
+  if (result.exit_code === 0) return undefined;
+  const how = result.exit_code === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with status ${result.exit_code}`;
+  return result.limit === null ? `command ${how}` : `command ${how}: stopped by the sandbox's ${result.limit.replace('_', ' ')} limit`;
 }
 
 export async function runCommandCheck(item: CommandCheck, ctx: AfterCheckContext): Promise<CheckOutcome> {
@@ -49,30 +64,23 @@ export async function runCommandCheck(item: CommandCheck, ctx: AfterCheckContext
   const base = { command: redact(item.run, secrets), cwd: declaredCwd };
   const cwd = await resolveCwd(ctx.checkoutDir, declaredCwd);
   if (!cwd.ok) return { status: 'failed', message: cwd.reason, evidence: base };
-  let result: CommandOutcome;
-  try {
-    result = await runCommand({
-      run: item.run,
-      cwd: cwd.path,
-      env: buildCommandEnv(ctx.env),
-      timeoutMs: item.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS,
-      killGraceMs: ctx.killGraceMs ?? DEFAULT_KILL_GRACE_MS,
-      outputCapBytes: OUTPUT_CAP_BYTES,
-      secrets,
-      ...(ctx.onProgress === undefined ? {} : { onProgress: ctx.onProgress }),
-      progressIntervalMs: ctx.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
-    });
-  } catch (error) {
-    const message = redact(errorMessage(error), secrets);
-    return { status: 'error', message: `command could not be started: ${message}`, evidence: base };
+  const timeoutMs = item.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS;
+  const result = await (ctx.sandbox ?? defaultSandbox()).run({
+    argv: ['bash', '-c', item.run],
+    cwd: cwd.path,
+    env: { ...ctx.env?.set },
+    writable: [cwd.root, ...((await isDirectory(ctx.artifactsDir)) ? [ctx.artifactsDir] : [])],
+    network: item.network === true,
+    timeoutMs,
+    outputCapBytes: OUTPUT_CAP_BYTES,
+    secrets,
+    ...(ctx.onProgress === undefined ? {} : { onProgress: ctx.onProgress }),
+    progressIntervalMs: ctx.progressIntervalMs ?? DEFAULT_PROGRESS_INTERVAL_MS,
+  });
+  if (result.start_error !== undefined) {
+    return { status: 'error', message: `command could not be started: ${result.start_error}`, evidence: base };
   }
   const evidence = { ...base, ...result };
-  if (result.timed_out) {
-    return { status: 'failed', message: `timed out after ${item.timeout_ms ?? DEFAULT_COMMAND_TIMEOUT_MS} ms`, evidence };
-  }
-  if (result.exit_code !== 0) {
-    const how = result.exit_code === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with status ${result.exit_code}`;
-    return { status: 'failed', message: `command ${how}`, evidence };
-  }
-  return { status: 'passed', evidence };
+  const message = failure(result, timeoutMs);
+  return message === undefined ? { status: 'passed', evidence } : { status: 'failed', message, evidence };
 }

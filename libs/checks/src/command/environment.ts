@@ -1,12 +1,8 @@
 /**
- * The environment a verify command runs with: only allow-listed variables of the verifier, never
- * one whose name looks secret, plus the caller's explicit values.
+ * Which values must never appear in evidence. The command's own environment is built from scratch
+ * by the sandbox (@stageflow/sandbox); this only names the secrets redaction looks for.
  */
 import type { CommandEnvironment } from '../types';
-
-export const DEFAULT_ALLOWED_ENV: readonly string[] = [
-  'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'LC_*', 'TERM', 'TMPDIR', 'TZ', 'CI', 'SF_*',
-];
 
 const SECRET_SEGMENTS = new Set([
   'TOKEN', 'TOKENS', 'SECRET', 'SECRETS', 'PASSWORD', 'PASSWD', 'PASSPHRASE', 'CREDENTIAL', 'CREDENTIALS',
@@ -18,20 +14,6 @@ const SECRET_SUBSTRINGS = ['TOKEN', 'SECRET', 'PASSWORD', 'PASSWD', 'APIKEY', 'C
 export function looksSecret(name: string): boolean {
   const upper = name.toUpperCase();
   return upper.split(/[^A-Z0-9]+/).some((segment) => SECRET_SEGMENTS.has(segment)) || SECRET_SUBSTRINGS.some((part) => upper.includes(part));
-}
-
-function allowed(name: string, patterns: readonly string[]): boolean {
-  return patterns.some((pattern) => (pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern));
-}
-
-export function buildCommandEnv(options: CommandEnvironment = {}): Record<string, string> {
-  const base = options.base ?? process.env;
-  const patterns = [...DEFAULT_ALLOWED_ENV, ...(options.allow ?? [])];
-  const env: Record<string, string> = {};
-  for (const [name, value] of Object.entries(base)) {
-    if (value !== undefined && allowed(name, patterns) && !looksSecret(name)) env[name] = value;
-  }
-  return { ...env, ...options.set };
 }
 
 /** Env-derived secrets shorter than this are not redacted (they would erase ordinary words). */
