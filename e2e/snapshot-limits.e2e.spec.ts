@@ -65,4 +65,18 @@ describe('seal refusals e2e (embedded default, script agent)', () => {
     expect(stageOf(summary, 'edit').attempts).toEqual([expect.objectContaining({ n: 1, disposition: 'passed' })]);
     expect(summary.status).toBe('succeeded');
   });
+
+  it('a checkout that cannot be sealed before the agent acts fails the attempt as a runner error on its first delivery', async () => {
+    const project = path.join(sf.dir, 'project');
+    fs.mkdirSync(project, { recursive: true });
+    execFileSync('git', ['init', '-q', project]);
+    execFileSync('mkfifo', [path.join(project, 'pipe')]);
+    const env = embeddedEnv(path.join(project, '.stageflow'), { SF_AGENT: AGENT });
+    const result = await runSf(['run', '--pipeline', path.join(FIXTURES, 'state-in-checkout.pipeline.yaml'), '--checkout', project, '--json', '--include', 'stages'], { cwd: project, env, timeoutMs: 50_000 });
+    const summary = JSON.parse(result.stdout) as RunSummary;
+    expect(summary.status).toBe('failed');
+    const [attempt] = stageOf(summary, 'edit').attempts;
+    expect(attempt!.failure).toContain('cannot seal the checkout before the agent acted: pipe (fifo)');
+    expect(attempt!.failure).toContain('(after 1 deliveries)');
+  });
 });
