@@ -27,10 +27,13 @@ export interface StageflowConfig {
   readonly snapshotLimits: { readonly maxFileBytes: number; readonly maxAttemptBytes: number };
 }
 
-/** A positive whole number of bytes from the environment, else the default. */
-function byteLimit(value: string | undefined, fallback: number): number {
+/** A positive whole number of bytes from the environment variable `name`, or the default when it is unset or empty. */
+function byteLimit(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return fallback;
   const bytes = Number(value);
-  return value !== undefined && value.trim() !== '' && Number.isSafeInteger(bytes) && bytes > 0 ? bytes : fallback;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(bytes) || bytes === 0) throw new Error(`${name} must be a positive whole number of bytes, not ${JSON.stringify(value)}`);
+  return bytes;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfig {
@@ -53,8 +56,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
       .map((t) => t.trim())
       .filter(Boolean),
     snapshotLimits: {
-      maxFileBytes: byteLimit(env.SF_MAX_FILE_BYTES, 100 * 1024 * 1024),
-      maxAttemptBytes: byteLimit(env.SF_MAX_ATTEMPT_BYTES, 1024 * 1024 * 1024),
+      maxFileBytes: byteLimit(env, 'SF_MAX_FILE_BYTES', 100 * 1024 * 1024),
+      maxAttemptBytes: byteLimit(env, 'SF_MAX_ATTEMPT_BYTES', 1024 * 1024 * 1024),
     },
     ...(Number(env.SF_DUPLICATE_WINDOW_MS) > 0 ? { duplicateWindowMs: Number(env.SF_DUPLICATE_WINDOW_MS) } : {}),
   };
