@@ -189,6 +189,24 @@ export function describeEventLogContract(name: string, factory: ContractFactory)
         expect(seen).toEqual([1, 2, 2, 3]);
       }, TEST_TIMEOUT_MS);
 
+      it('counts deliveries and gives up on a message after maxDeliver, then goes on', async () => {
+        const { log } = await open();
+        for (let i = 1; i <= 2; i++) await log.append(`${ns}.evt.run.a`, i);
+        const seen: string[] = [];
+        const sub = await log.subscribe(
+          'bounded',
+          `${ns}.evt.>`,
+          async (message, delivery) => {
+            seen.push(`${message.seq}:${delivery.deliveryCount}/${delivery.maxDeliver}`);
+            if (message.seq === 1) throw new Error('poison');
+          },
+          { retryDelayMs: 50, ackWaitMs: ACK_WAIT_MS, maxDeliver: 3 },
+        );
+        await until(() => seen.includes('2:1/3'));
+        await sub.stop();
+        expect(seen).toEqual(['1:1/3', '1:2/3', '1:3/3', '2:1/3']);
+      }, TEST_TIMEOUT_MS);
+
       it('resumes after a restart without redelivering acknowledged messages', async () => {
         const first = await open();
         for (let i = 1; i <= 3; i++) await first.log.append(`${ns}.evt.run.a`, i);

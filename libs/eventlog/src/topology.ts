@@ -13,7 +13,7 @@ export type NatsUser = (typeof NATS_USERS)[number];
 export interface Delivery {
   /** A delivery neither settled nor extended with working() within this time is redelivered. */
   readonly ackWaitMs: number;
-  /** Deliveries before the server gives up on a message; -1: unlimited. */
+  /** Deliveries before a message is given up on (dead-lettered); never unlimited. */
   readonly maxDeliver: number;
   /** Redelivery delays after a missed ack wait (nats-server 2.9 `backoff`); fewer entries than maxDeliver. */
   readonly backoffMs?: readonly number[];
@@ -59,12 +59,13 @@ export interface Topology {
 const runWriter = (...durables: string[]) => ['{ns}.evt.run.*', ...durables.map((d) => `{ns}.dead.events.${d}`)];
 
 /**
- * The table. Delivery settings read `SF_ACK_WAIT_MS` / `SF_MAX_DELIVER` (work queues) and
- * `SF_EVENT_CONCURRENCY` (events in flight per durable) when `sf setup` runs.
+ * The table. Delivery settings read `SF_ACK_WAIT_MS` / `SF_MAX_DELIVER` (work queues),
+ * `SF_EVENT_CONCURRENCY` (events in flight per durable) and `SF_EVENT_MAX_DELIVER` (deliveries
+ * of one event before its subscriber dead-letters it, default 10) when `sf setup` runs.
  */
 export function topology(env: NodeJS.ProcessEnv = process.env): Topology {
   const jobs: Delivery = { ackWaitMs: Number(env.SF_ACK_WAIT_MS) || 30_000, maxDeliver: Number(env.SF_MAX_DELIVER) || 5, maxAckPending: -1 };
-  const events: Delivery = { ackWaitMs: 30_000, maxDeliver: -1, maxAckPending: Math.max(1, Number(env.SF_EVENT_CONCURRENCY) || 8) };
+  const events: Delivery = { ackWaitMs: 30_000, maxDeliver: positive(env.SF_EVENT_MAX_DELIVER) ?? 10, maxAckPending: Math.max(1, Number(env.SF_EVENT_CONCURRENCY) || 8) };
   return {
     subscriptions: [
       { durable: 'scheduler', filter: '{ns}.evt.run.>', owner: 'scheduler', delivery: events },
@@ -91,6 +92,11 @@ export function topology(env: NodeJS.ProcessEnv = process.env): Topology {
       'runs-client': { appends: [], readsEvents: true, blobs: 'read', requests: ['{ns}.cmd.run.request'], serves: [] },
     },
   };
+}
+
+function positive(text: string | undefined): number | undefined {
+  const value = Number(text);
+  return Number.isInteger(value) && value > 0 ? value : undefined;
 }
 
 /** The subscription or queue with this name, for the code that binds to it. */

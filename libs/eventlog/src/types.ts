@@ -39,8 +39,20 @@ export interface SubjectRead<T = unknown> {
   readonly lastSubjectSequence: number;
 }
 
-/** Handler of a durable subscription: resolve to acknowledge, throw to have it redelivered. */
-export type MessageHandler = (message: StoredMessage) => Promise<void>;
+/** Where one delivery of a subscription's message stands. */
+export interface EventDelivery {
+  /** 1 on first delivery. */
+  readonly deliveryCount: number;
+  /** Deliveries the subscription allows; past the last one a message is not delivered again. */
+  readonly maxDeliver: number;
+}
+
+/**
+ * Handler of a durable subscription: resolve to acknowledge, throw to have it redelivered. On
+ * its last delivery (`deliveryCount >= maxDeliver`) a handler that cannot process the message
+ * must record it and resolve: a throw then leaves it to the broker, which delivers it no more.
+ */
+export type MessageHandler = (message: StoredMessage, delivery: EventDelivery) => Promise<void>;
 
 export interface SubscribeOptions {
   /** Delay before a message whose handler threw is delivered again. Default 1000 ms. */
@@ -57,7 +69,16 @@ export interface SubscribeOptions {
    * died). A live handler keeps its delivery for as long as it runs. Default 30 000 ms.
    */
   readonly ackWaitMs?: number;
+  /**
+   * Deliveries allowed per message where the subscription sets up its own consumer (the
+   * embedded log; JetStream with provisioning). A bound JetStream consumer keeps its own
+   * (`sf setup`, from the topology table). Default DEFAULT_SUBSCRIPTION_MAX_DELIVER.
+   */
+  readonly maxDeliver?: number;
 }
+
+/** Deliveries per message of a subscription that names none; nothing is redelivered forever. */
+export const DEFAULT_SUBSCRIPTION_MAX_DELIVER = 10;
 
 export interface Subscription {
   /** Stops fetching, waits for the handler in flight to finish, leaves the durable position stored. */

@@ -6,7 +6,7 @@
 import { type DynamicModule, type INestApplication, type INestApplicationContext, Module, type Type } from "@nestjs/common";
 import { NestFactory } from '@nestjs/core';
 import type { NestMicroservice } from '@nestjs/microservices';
-import type { Infrastructure, Logger } from '@stageflow/runtime';
+import { endRunOfDeadMessage, type Infrastructure, type Logger } from '@stageflow/runtime';
 import { HealthController } from './health.controller';
 import { PassThroughRpcFilter } from './pass-through.filter';
 import { INFRASTRUCTURE, LOGGER } from './tokens';
@@ -39,6 +39,8 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     queues: options.infra.queues,
     namespace: options.infra.config.namespace,
     logger: options.logger.child({ component: 'transport' }),
+    // A message about a run that no subscriber can process ends that run in `error`.
+    onDeadEvent: (letter) => endRunOfDeadMessage(options.infra, letter),
   });
   @Module({})
   class RootModule {}

@@ -3,16 +3,27 @@
  * embedded log: the same interface). Handlers are plain `@EventPattern` methods; the transport
  * settles each delivery from the handler's outcome:
  * - work jobs: resolved → ack (unless the handler settled it); thrown → `reactionTo(error)`.
- * - event subscriptions: resolved → acknowledged (position advances); thrown retryable →
- *   redelivered after a delay; thrown non-retryable → recorded under `<ns>.dead.events.<durable>`
- *   and skipped, so one poison event cannot stall a service.
+ * - event subscriptions: resolved → acknowledged (position advances); thrown retryable (or
+ *   unknown) → redelivered after a delay while deliveries remain; thrown non-retryable, or on the
+ *   last allowed delivery → a poison message: recorded under `<ns>.dead.events.<durable>` with its
+ *   reason, reported to `onDeadEvent` (which ends its run in `error`), and skipped, so one poison
+ *   message cannot stall a service or be redelivered forever.
  */
 import { CustomTransportStrategy, Server } from '@nestjs/microservices';
-import type { Consumer, EventLog, Job, StoredMessage, Subscription, WorkQueues } from '@stageflow/eventlog';
+import { subscriptionNamed, topology, type Consumer, type EventDelivery, type EventLog, type Job, type StoredMessage, type Subscription, type WorkQueues } from '@stageflow/eventlog';
 import { lastValueFrom, isObservable } from 'rxjs';
 import type { Logger } from '@stageflow/runtime';
 import { describeError, reactionTo, RetryLater } from './errors';
 import { parsePattern } from './patterns';
+
+/** A subscription message given up on: recorded on `<ns>.dead.events.<durable>`. */
+export interface DeadEvent {
+  readonly durable: string;
+  readonly seq: number;
+  readonly subject: string;
+  readonly deliveries: number;
+  readonly reason: string;
+}
 
 export interface TransportOptions {
   readonly log: EventLog;
@@ -20,6 +31,14 @@ export interface TransportOptions {
   readonly namespace: string;
   readonly logger: Logger;
   readonly retryDelayMs?: number;
+  /** Called once a poison message is recorded (services end its run in `error`); a throw is logged, never retried. */
+  readonly onDeadEvent?: (letter: DeadEvent) => Promise<void>;
+}
+
+/** The durable's deliveries per message from the topology table, for logs that create their own consumer. */
+function maxDeliverOf(durable: string): { maxDeliver?: number } {
+  const maxDeliver = subscriptionNamed(topology(), durable)?.delivery.maxDeliver;
+  return maxDeliver !== undefined && maxDeliver > 0 ? { maxDeliver } : {};
 }
 
 export class StageflowTransport extends Server implements CustomTransportStrategy {
@@ -61,9 +80,10 @@ export class StageflowTransport extends Server implements CustomTransportStrateg
           );
         } else {
           this.subscriptions.push(
-            await this.options.log.subscribe(pattern.durable, pattern.filter.replace('{ns}', this.options.namespace), (message: StoredMessage) => this.handleStoredEvent(pattern.durable, message, invoke), {
+            await this.options.log.subscribe(pattern.durable, pattern.filter.replace('{ns}', this.options.namespace), (message: StoredMessage, delivery: EventDelivery) => this.handleStoredEvent(pattern.durable, message, delivery, invoke), {
               retryDelayMs: this.options.retryDelayMs,
               concurrency: pattern.concurrency ?? 1,
+              ...maxDeliverOf(pattern.durable),
             }),
           );
         }
@@ -100,18 +120,26 @@ export class StageflowTransport extends Server implements CustomTransportStrateg
     }
   }
 
-  private async handleStoredEvent(durable: string, message: StoredMessage, invoke: (data: unknown, context: unknown) => Promise<void>): Promise<void> {
+  private async handleStoredEvent(durable: string, message: StoredMessage, delivery: EventDelivery, invoke: (data: unknown, context: unknown) => Promise<void>): Promise<void> {
     try {
       await invoke(message, message);
     } catch (err) {
-      if (reactionTo(err) === 'nak') throw err;
-      this.options.logger.error('event handler refused a message; recorded and skipped', { durable, seq: message.seq, error: describeError(err) });
-      await this.options.log.append(`${this.options.namespace}.dead.events.${durable}`, {
+      const last = delivery.deliveryCount >= delivery.maxDeliver;
+      if (reactionTo(err) === 'nak' && !last) throw err;
+      const letter: DeadEvent = {
         durable,
         seq: message.seq,
         subject: message.subject,
-        reason: describeError(err),
-      });
+        deliveries: delivery.deliveryCount,
+        reason: reactionTo(err) === 'nak' ? `failed on delivery ${delivery.deliveryCount} of ${delivery.maxDeliver}: ${describeError(err)}` : describeError(err),
+      };
+      this.options.logger.error('event handler could not process a message; recorded and skipped', { ...letter });
+      await this.options.log.append(`${this.options.namespace}.dead.events.${durable}`, letter);
+      try {
+        await this.options.onDeadEvent?.(letter);
+      } catch (hookError) {
+        this.options.logger.error('a dead event could not be reported to its run', { durable, seq: message.seq, error: describeError(hookError) });
+      }
     }
   }
 

@@ -9,9 +9,11 @@ import { silentLogger } from '@stageflow/runtime';
 import { RetryLater } from './errors';
 import { PassThroughRpcFilter } from './pass-through.filter';
 import { eventStream, workQueue } from './patterns';
-import { StageflowTransport } from './transport';
+import { DEFAULT_SUBSCRIPTION_MAX_DELIVER } from '@stageflow/eventlog';
+import { StageflowTransport, type DeadEvent } from './transport';
 
 const seen: string[] = [];
+const reported: DeadEvent[] = [];
 let attemptsOfFlaky = 0;
 
 class Refused extends Error {
@@ -31,6 +33,7 @@ class TestController {
   async event(@Payload() message: StoredMessage) {
     seen.push(`event:${String(message.data)}`);
     if (message.data === 'bad') throw new Refused('poison event');
+    if (message.data === 'crash') throw new RangeError('Invalid time value');
   }
 }
 
@@ -54,7 +57,7 @@ describe('StageflowTransport', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-transport-'));
     infra = openEmbedded({ dir });
     await infra.queues.declare('jobs', { ackWaitMs: 2000, maxDeliver: 3 });
-    const transport = new StageflowTransport({ log: infra.log, queues: infra.queues, namespace: 'sf', logger: silentLogger, retryDelayMs: 50 });
+    const transport = new StageflowTransport({ log: infra.log, queues: infra.queues, namespace: 'sf', logger: silentLogger, retryDelayMs: 50, onDeadEvent: async (letter) => void reported.push(letter) });
     const app = await NestFactory.createMicroservice(TestModule, { strategy: transport, logger: false });
     app.useGlobalFilters(new PassThroughRpcFilter());
     await app.listen();
@@ -99,4 +102,16 @@ describe('StageflowTransport', () => {
     const dead = await infra.log.read<{ durable: string; reason: string }>('sf.dead.events.>');
     expect(dead.map((m) => m.data)).toEqual([expect.objectContaining({ durable: 'follower', reason: expect.stringContaining('poison event') })]);
   });
+
+  it('gives up on an event that fails on every allowed delivery: recorded with its reason, reported, skipped', async () => {
+    await infra.log.append('sf.evt.test', 'crash');
+    await infra.log.append('sf.evt.test', 'after-crash');
+    await until(() => seen.includes('event:after-crash'), 15_000);
+    expect(seen.filter((s) => s === 'event:crash')).toHaveLength(DEFAULT_SUBSCRIPTION_MAX_DELIVER);
+    const dead = (await infra.log.read<DeadEvent>('sf.dead.events.>')).map((m) => m.data).filter((d) => d.reason.includes('RangeError'));
+    expect(dead).toEqual([
+      expect.objectContaining({ durable: 'follower', subject: 'sf.evt.test', deliveries: DEFAULT_SUBSCRIPTION_MAX_DELIVER, reason: `failed on delivery ${DEFAULT_SUBSCRIPTION_MAX_DELIVER} of ${DEFAULT_SUBSCRIPTION_MAX_DELIVER}: RangeError: Invalid time value` }),
+    ]);
+    expect(reported.map((r) => r.reason)).toEqual([expect.stringContaining('poison event'), dead[0].reason]);
+  }, 20_000);
 });

@@ -3,6 +3,7 @@ export * from './logger';
 export * from './run-store';
 export * from './infrastructure';
 export * from './subjects';
+export * from './dead-events';
 export * from './validation';
 export * from './evidence';
 export * from './verification-report';

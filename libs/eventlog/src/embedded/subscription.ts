@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { runLoops, type Loops, type Source } from '../loops';
 import { assertName, assertSubscribable, type Subjects } from '../subjects';
-import type { MessageHandler, StoredMessage, SubscribeOptions, Subscription } from '../types';
+import { DEFAULT_SUBSCRIPTION_MAX_DELIVER, type MessageHandler, type StoredMessage, type SubscribeOptions, type Subscription } from '../types';
 import { guarded } from './errors';
 import type { EmbeddedEventLog } from './log';
 import type { Wakeup } from './wakeup';
@@ -18,6 +18,7 @@ interface DurableRow {
 interface Lease {
   readonly message: StoredMessage;
   readonly token: string;
+  readonly deliveries: number;
 }
 
 export const DEFAULT_RETRY_DELAY_MS = 1000;
@@ -26,7 +27,8 @@ export const DEFAULT_SUBSCRIPTION_ACK_WAIT_MS = 30_000;
 /**
  * Durable subscriptions over the `durables` table. A durable holds at most one leased message at
  * a time (whoever leases it, in whichever process), which gives in-order, one-at-a-time delivery;
- * `acked_seq` only moves on acknowledgement, so the position survives restarts.
+ * `acked_seq` only moves on acknowledgement, so the position survives restarts. A message is
+ * delivered at most `maxDeliver` times: past that it is skipped, so it cannot hold the durable.
  */
 export class EmbeddedSubscriptions {
   private readonly running = new Set<Loops>();
@@ -65,7 +67,8 @@ export class EmbeddedSubscriptions {
     guarded(() => this.upsert.run(durable, filter));
     const ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
-    const claim = this.db.transaction((): Lease | undefined => this.claim(durable, filter, ackWaitMs));
+    const maxDeliver = options.maxDeliver ?? DEFAULT_SUBSCRIPTION_MAX_DELIVER;
+    const claim = this.db.transaction((): Lease | undefined => this.claim(durable, filter, ackWaitMs, maxDeliver));
     let stopped = false;
     const source: Source<Lease> = {
       next: async () => {
@@ -79,7 +82,7 @@ export class EmbeddedSubscriptions {
         this.wakeup.notify();
       },
     };
-    const loops = runLoops(1, source, (lease) => this.deliver(durable, lease, handler, ackWaitMs, retryDelayMs));
+    const loops = runLoops(1, source, (lease) => this.deliver(durable, lease, handler, ackWaitMs, retryDelayMs, maxDeliver));
     this.running.add(loops);
     return {
       stop: async () => {
@@ -89,12 +92,16 @@ export class EmbeddedSubscriptions {
     };
   }
 
-  /** Leases the durable's next message: the redelivery of an un-acked one, else the next match. */
-  private claim(durable: string, filter: string, ackWaitMs: number): Lease | undefined {
+  /**
+   * Leases the durable's next message: the redelivery of an un-acked one, else the next match. A
+   * pending message already delivered `maxDeliver` times (its last holder died) is passed over.
+   */
+  private claim(durable: string, filter: string, ackWaitMs: number, maxDeliver: number): Lease | undefined {
     const row = this.get.get(durable) as DurableRow;
     const now = Date.now();
     if (row.lease_until > now || row.visible_at > now) return undefined;
-    const [message] = row.pending_seq > 0 ? this.log.readNow(filter, row.pending_seq - 1, 1) : this.log.readNow(filter, row.acked_seq, 1);
+    const spent = row.pending_seq > 0 && row.deliveries >= maxDeliver;
+    const [message] = row.pending_seq > 0 && !spent ? this.log.readNow(filter, row.pending_seq - 1, 1) : this.log.readNow(filter, spent ? row.pending_seq : row.acked_seq, 1);
     if (!message) {
       const last = this.log.lastSequenceNow();
       this.skipTo.run(last, durable, last);
@@ -103,14 +110,14 @@ export class EmbeddedSubscriptions {
     const deliveries = message.seq === row.pending_seq ? row.deliveries + 1 : 1;
     const token = randomUUID();
     this.lease.run(message.seq, deliveries, now + ackWaitMs, token, durable);
-    return { message, token };
+    return { message, token, deliveries };
   }
 
-  private async deliver(durable: string, lease: Lease, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number): Promise<void> {
+  private async deliver(durable: string, lease: Lease, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number, maxDeliver: number): Promise<void> {
     const extend = setInterval(() => guardedQuietly(() => this.extend.run(Date.now() + ackWaitMs, durable, lease.token)), ackWaitMs / 3);
     this.keepAlives.add(extend);
     try {
-      await handler(lease.message);
+      await handler(lease.message, { deliveryCount: lease.deliveries, maxDeliver });
       guardedQuietly(() => this.ack.run(durable, lease.token));
     } catch {
       guardedQuietly(() => this.nak.run(Date.now() + retryDelayMs, durable, lease.token));

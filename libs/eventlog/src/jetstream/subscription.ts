@@ -2,7 +2,7 @@ import { AckPolicy, DeliverPolicy, type Consumer, type ConsumerMessages, type Je
 import { runLoops, type Loops, type Source } from '../loops';
 import { invalidArgument } from '../errors';
 import { assertName, assertSubscribable, type Subjects } from '../subjects';
-import type { MessageHandler, SubscribeOptions, Subscription } from '../types';
+import { DEFAULT_SUBSCRIPTION_MAX_DELIVER, type MessageHandler, type SubscribeOptions, type Subscription } from '../types';
 import { fromJsMsg, nanos } from './messages';
 import { bindConsumer } from './binding';
 import { natsCall } from './errors';
@@ -37,6 +37,7 @@ export class JetStreamSubscriptions {
     const retryDelayMs = options.retryDelayMs ?? DEFAULT_RETRY_DELAY_MS;
     let consumer: Consumer;
     let ackWaitMs = options.ackWaitMs ?? DEFAULT_SUBSCRIPTION_ACK_WAIT_MS;
+    let maxDeliver = options.maxDeliver ?? DEFAULT_SUBSCRIPTION_MAX_DELIVER;
     if (this.provision) {
       consumer = await natsCall(`subscribe ${durable}`, () =>
         ensureConsumer(this.js, this.jsm, this.stream, {
@@ -46,7 +47,7 @@ export class JetStreamSubscriptions {
           ack_policy: AckPolicy.Explicit,
           ack_wait: nanos(ackWaitMs),
           max_ack_pending: Math.max(1, options.concurrency ?? 1),
-          max_deliver: -1,
+          max_deliver: maxDeliver,
         }),
       );
     } else {
@@ -54,9 +55,10 @@ export class JetStreamSubscriptions {
       const config = (await consumer.info(true)).config;
       if (config.filter_subject !== filter) throw invalidArgument(`durable consumer "${durable}" filters ${config.filter_subject}, not ${filter}: run \`sf setup\``);
       ackWaitMs = (config.ack_wait ?? 0) / 1_000_000 || ackWaitMs;
+      maxDeliver = config.max_deliver !== undefined && config.max_deliver > 0 ? config.max_deliver : Infinity;
     }
     const source = pullSource(consumer);
-    const loops = runLoops(Math.max(1, options.concurrency ?? 1), source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs));
+    const loops = runLoops(Math.max(1, options.concurrency ?? 1), source, (msg) => this.deliver(msg, handler, ackWaitMs, retryDelayMs, maxDeliver));
     this.running.add(loops);
     return {
       stop: async () => {
@@ -66,11 +68,11 @@ export class JetStreamSubscriptions {
     };
   }
 
-  private async deliver(msg: JsMsg, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number): Promise<void> {
+  private async deliver(msg: JsMsg, handler: MessageHandler, ackWaitMs: number, retryDelayMs: number, maxDeliver: number): Promise<void> {
     const keepAlive = setInterval(() => settleQuietly(() => msg.working()), ackWaitMs / 3);
     this.keepAlives.add(keepAlive);
     try {
-      await handler(fromJsMsg(msg));
+      await handler(fromJsMsg(msg), { deliveryCount: msg.info.deliveryCount, maxDeliver });
       await msg.ackAck();
     } catch {
       settleQuietly(() => msg.nak(retryDelayMs));
