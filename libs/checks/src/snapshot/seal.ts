@@ -11,7 +11,7 @@
  * - With a budget: a file that differs from its baseline entry (or has none) counts in full; one
  *   over the per-file limit, or one that takes the attempt past its limit, is refused. Sizes are
  *   checked before reading and again while streaming, so no refused file costs more than the limit
- *   in reads or in the blob store, and no file is ever held whole in memory.
+ *   in reads or in the blob store, and no file over IN_MEMORY_BYTES is ever held whole in memory.
  * - Any refusal throws SnapshotRefusedError (not retryable) naming every refused path and its rule,
  *   after the whole directory was looked at.
  */
@@ -30,6 +30,8 @@ import { CapExceeded, readChunks } from './read-chunks';
 import { SnapshotRefusedError, type SnapshotRefusal } from './refusal';
 
 const PARALLEL_READS = 16;
+/** Files up to this size are read whole (at most PARALLEL_READS of them at once); larger ones stream. */
+const IN_MEMORY_BYTES = 256 * 1024;
 
 export interface SealOptions {
   /** List every file, not what git would (an artifact directory). */
@@ -103,30 +105,43 @@ async function matchesBaseline(handle: FileHandle, size: number, base: ManifestE
   }
 }
 
-/** Stores the open file's bytes, counted against the budget when there is one; the size is what was read. */
+async function collect(chunks: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of chunks) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+/**
+ * Stores the open file's bytes, counted against the budget when there is one; the size is what was
+ * read. A file of at most IN_MEMORY_BYTES is read into memory (never past its stat size) and put
+ * at once; a larger one is streamed.
+ */
 async function storeCounted(ctx: SealContext, path: string, handle: FileHandle, size: number): Promise<{ digest: string; size: number } | SnapshotRefusal> {
   const budget = ctx.budget;
-  let read = 0;
-  if (budget === undefined) {
-    const digest = await ctx.blobs.putStream(readChunks(handle, Number.POSITIVE_INFINITY, (bytes) => void (read += bytes)));
-    return { digest, size: read };
-  }
-  const { maxFileBytes, maxAttemptBytes } = budget.limits;
+  const maxFileBytes = budget?.limits.maxFileBytes ?? Number.POSITIVE_INFINITY;
+  const maxAttemptBytes = budget?.limits.maxAttemptBytes ?? Number.POSITIVE_INFINITY;
   const fileTooLarge: SnapshotRefusal = { path, rule: 'file_too_large', detail: `${size} bytes, over the per-file limit of ${maxFileBytes} bytes` };
   const attemptTooLarge: SnapshotRefusal = { path, rule: 'attempt_too_large', detail: `${size} bytes would take the attempt's added or changed files past its limit of ${maxAttemptBytes} bytes` };
   if (size > maxFileBytes) return fileTooLarge;
-  if (size > budget.remaining) return attemptTooLarge;
-  const chunks = readChunks(handle, maxFileBytes, (bytes) => {
+  if (budget !== undefined && size > budget.remaining) return attemptTooLarge;
+  let read = 0;
+  const count = (bytes: number) => {
     read += bytes;
-    if (!budget.take(bytes)) throw new AttemptLimitCrossed();
-  });
+    if (budget !== undefined && !budget.take(bytes)) throw new AttemptLimitCrossed();
+  };
+  const inMemory = size <= IN_MEMORY_BYTES;
   try {
-    return { digest: await ctx.blobs.putStream(chunks), size: read };
+    const digest = inMemory ? await ctx.blobs.put(await collect(readChunks(handle, size, count))) : await ctx.blobs.putStream(readChunks(handle, maxFileBytes, count));
+    return { digest, size: read };
   } catch (error) {
-    if (error instanceof CapExceeded) return fileTooLarge;
+    if (error instanceof CapExceeded) return inMemory ? grewWhileSealing(path, size) : fileTooLarge;
     if (error instanceof AttemptLimitCrossed) return attemptTooLarge;
     throw error;
   }
+}
+
+function grewWhileSealing(path: string, size: number): SnapshotRefusal {
+  return { path, rule: 'changed_while_sealing', detail: `the file grew past its ${size} bytes while it was sealed` };
 }
 
 async function sealSymlink(ctx: SealContext, path: string): Promise<Sealed> {
