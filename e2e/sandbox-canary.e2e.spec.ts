@@ -22,7 +22,7 @@ import type { RunSummary } from '@stageflow/domain';
 import { byCanary, canaryValue, filesUnder, natsStreamContents, postgresSchemaContents, search, text, type ByteSource } from './support/canaries';
 import { assertBuilt, deployment, SF, type Deployment } from './support/cluster';
 import { runSf, embeddedEnv, type SfResult } from './support/sf-process';
-import { envCanaries, fromTemplate, plantFile, probeProject, reportSections } from './support/sandbox-probe';
+import { envCanaries, fromTemplate, plantFile, probeProject, reportSections, shellWords } from './support/sandbox-probe';
 
 jest.setTimeout(240_000);
 
@@ -91,14 +91,14 @@ describe('sandbox canaries', () => {
         STATE_FILE: plantFile(planted.STATE_FILE, (v) => `{"secret":"${v}"}`),
       };
       const targets = [serviceHome, workDir, state, '.'];
-      const pipeline = fromTemplate('canary.pipeline.yaml', dir, targets);
-      const script = fromTemplate('canary.script.yaml', dir, targets);
+      const pipeline = fromTemplate('canary.pipeline.yaml', dir, { TARGETS: shellWords(targets) });
+      const script = fromTemplate('canary.script.yaml', dir, { TARGETS: shellWords(targets) });
       const sfEnv = embeddedEnv(state, { ...env, HOME: serviceHome, SF_WORK_DIR: workDir });
       const sf = (args: string[]) => runSf(args, { cwd: project, env: sfEnv, timeoutMs: 180_000 });
 
       const scripted = await sf(['run', '--pipeline', pipeline, '--agent', `script:${script}`, '--checkout', project, '--json', '--include', 'stages']);
       const scriptedRun = jsonOf(scripted, 'sf run (script agent)') as RunSummary;
-      const exec = await sf(['run', '--pipeline', pipeline, '--agent', `exec:bash probe-agent.sh ${SF} ${targets.map((t) => `'${t}'`).join(' ')}`, '--checkout', project, '--json', '--include', 'stages']);
+      const exec = await sf(['run', '--pipeline', pipeline, '--agent', `exec:bash probe-agent.sh ${SF} ${shellWords(targets)}`, '--checkout', project, '--json', '--include', 'stages']);
       const execRun = jsonOf(exec, 'sf run (exec agent)') as RunSummary;
 
       const printed: ByteSource[] = [text('sf run (script) stdout', scripted.stdout), text('sf run (script) stderr', scripted.stderr), text('sf run (exec) stdout', exec.stdout), text('sf run (exec) stderr', exec.stderr)];
@@ -149,8 +149,8 @@ describe('sandbox canaries', () => {
       const serviceHome = path.join(d.dir, 'service-home');
       const planted = { HOME_FILE: path.join(serviceHome, '.config/stageflow/credentials') };
       const canaries: Record<string, string> = { ...values, HOME_FILE: plantFile(planted.HOME_FILE, (v) => `api_key = ${v}`) };
-      const pipeline = fromTemplate('canary.pipeline.yaml', d.dir, [d.dir, '.']);
-      const script = fromTemplate('canary.script.yaml', d.dir, [d.dir, '.']);
+      const pipeline = fromTemplate('canary.pipeline.yaml', d.dir, { TARGETS: shellWords([d.dir, '.']) });
+      const script = fromTemplate('canary.script.yaml', d.dir, { TARGETS: shellWords([d.dir, '.']) });
       for (const name of ['scheduler', 'recovery']) await d.start(name);
       const verifier = await d.start('verifier', [], { HOME: serviceHome });
       const runner = await d.start('agent-runner', ['--agent', `script:${script}`], { HOME: serviceHome });

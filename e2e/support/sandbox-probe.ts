@@ -58,11 +58,15 @@ export function probeProject(dir: string, control: string): void {
   git(dir, 'commit', '--quiet', '-m', 'probe project');
 }
 
-/** A fixture template with {{TARGETS}} replaced, written into `dir`; returns its path. */
-export function fromTemplate(template: string, dir: string, targets: readonly string[]): string {
+/** Paths as single-quoted shell words. */
+export const shellWords = (paths: readonly string[]): string => paths.map((p) => `'${p}'`).join(' ');
+
+/** A fixture template with each `{{NAME}}` replaced by `values[NAME]`, written into `dir`; returns its path. */
+export function fromTemplate(template: string, dir: string, values: Readonly<Record<string, string>>): string {
   const file = path.join(dir, path.basename(template));
-  const text = fs.readFileSync(path.join(SANDBOX_FIXTURES, template), 'utf8');
-  fs.writeFileSync(file, text.split('{{TARGETS}}').join(targets.map((t) => `'${t}'`).join(' ')));
+  let text = fs.readFileSync(path.join(SANDBOX_FIXTURES, template), 'utf8');
+  for (const [name, value] of Object.entries(values)) text = text.split(`{{${name}}}`).join(value);
+  fs.writeFileSync(file, text);
   return file;
 }
 
