@@ -210,7 +210,7 @@ describe('operator REST e2e (cluster, script agent)', () => {
       [2, 'manual_retry', 'passed'],
     ]);
     const events = await natsRunEvents(d, runId);
-    expect(eventsOfType(events, 'ManualRecoveryDecided')).toEqual([expect.objectContaining({ decision: 'guidance', guidance: guidance.guidance, by: 'api:alice' })]);
+    expect(eventsOfType(events, 'ManualRecoveryDecided')).toEqual([expect.objectContaining({ decision: 'guidance', guidance: guidance.guidance, by: 'api:legacy-1', claimedBy: 'alice' })]);
     expect(eventsOfType(events, 'StageAttemptStarted').find((e) => e.stageId === 'fixes' && e.attempt === 2)).toMatchObject({
       guidance: guidance.guidance,
       capsule: { attempt: 1, failed_checks: [{ id: 'report-says-fixed' }] },

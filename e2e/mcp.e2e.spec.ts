@@ -150,7 +150,7 @@ describe('MCP e2e (stdio and streamable HTTP, cluster, script agent)', () => {
       ['broken', 'failed'],
       ['publish', 'skipped'],
     ]);
-    expect(eventsOfType(await natsRunEvents(d, runId), 'ManualRecoveryDecided')).toEqual([expect.objectContaining({ decision: 'stop', by: 'mcp:bob' })]);
+    expect(eventsOfType(await natsRunEvents(d, runId), 'ManualRecoveryDecided')).toEqual([expect.objectContaining({ decision: 'stop', by: 'mcp:legacy-1', claimedBy: 'bob' })]);
     expect(await call(stdio, 'recover_manual_stage', { runId, stageId: 'broken', guidance: 'again' })).toMatchObject({ isError: true, value: { status: 409, error: 'recovery.already_decided' } });
   });
 });

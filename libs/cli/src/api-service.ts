@@ -5,7 +5,11 @@ import type { Infrastructure, Logger } from '@stageflow/runtime';
 /** The API service's module and providers: read models, projector, readiness with projector lag. */
 export async function apiServiceOptions(infra: Infrastructure, logger: Logger, port: number): Promise<Pick<StartServiceOptions, 'module' | 'port' | 'providers'> & { closeReadModels(): Promise<void> }> {
   const readModels = await openReadModels(infra);
-  if (infra.config.apiTokens.length === 0) logger.warn('SF_API_TOKENS is empty: every API request will be refused with 401');
+  const tokens = infra.config.apiTokens;
+  if (tokens.length === 0) logger.warn('no API token is configured (SF_API_TOKENS_FILE, SF_API_TOKENS): every API request will be refused with 401');
+  const legacy = tokens.filter((t) => /^legacy-\d+$/.test(t.name)).map((t) => t.name);
+  if (legacy.length) logger.warn('bare tokens in SF_API_TOKENS have every scope; name and scope them (name:scope+scope:token)', { tokens: legacy });
+  logger.info('API tokens', { tokens: tokens.map((t) => ({ name: t.name, scopes: t.scopes })) });
   return {
     module: ApiModule.register(readModels),
     port,

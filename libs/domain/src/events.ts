@@ -125,6 +125,8 @@ export interface RunRequested extends RunEventBase {
   readonly labels: { readonly [key: string]: string };
   readonly idempotencyKey?: string;
   readonly requestedBy: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `requestedBy` is the authenticated identity. */
+  readonly claimedBy?: string;
 }
 
 export interface StageAttemptStarted extends AttemptEventBase {
@@ -160,6 +162,8 @@ export interface OperatorAnswered extends AttemptEventBase {
   readonly exchangeId: string;
   readonly answer: OperatorAnswer;
   readonly by: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `by` is the authenticated identity. */
+  readonly claimedBy?: string;
 }
 
 export interface EnvelopeRejected extends AttemptEventBase {
@@ -235,12 +239,16 @@ export interface ManualRecoveryDecided extends RunEventBase {
   readonly decision: 'guidance' | 'stop';
   readonly guidance?: string;
   readonly by: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `by` is the authenticated identity. */
+  readonly claimedBy?: string;
 }
 
 export interface StageRetryRequested extends RunEventBase {
   readonly type: 'StageRetryRequested';
   readonly stageId: string;
   readonly by: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `by` is the authenticated identity. */
+  readonly claimedBy?: string;
 }
 
 export interface StageSkipped extends RunEventBase {
@@ -288,6 +296,8 @@ export interface FeedbackLoopDecided extends RunEventBase {
   readonly decision: FeedbackDecision;
   readonly reason?: string;
   readonly by: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `by` is the authenticated identity. */
+  readonly claimedBy?: string;
 }
 
 /** One Clone Instance `{child}~{n}`: it receives its array element only. */
@@ -321,6 +331,8 @@ export interface RunFailed extends RunEventBase {
 export interface RunCancelled extends RunEventBase {
   readonly type: 'RunCancelled';
   readonly by: string;
+  /** What the caller's `X-Stageflow-Operator` said (a display note, not verified); `by` is the authenticated identity. */
+  readonly claimedBy?: string;
   readonly reason?: string;
 }
 

@@ -9,11 +9,11 @@ import { nextAttemptStarted, repairCapsule } from './recovery';
 import { latestAttempt, pendingFeedbackDecision, pendingManualRecovery, stageDefinition, type RunState, type StageState } from './run-state';
 
 export type OperatorCommand =
-  | { readonly type: 'RecoverWithGuidance'; readonly stageId: string; readonly guidance: string; readonly by: string; readonly now: string }
-  | { readonly type: 'StopManualRecovery'; readonly stageId: string; readonly by: string; readonly now: string }
-  | { readonly type: 'RetryStage'; readonly stageId: string; readonly by: string; readonly now: string }
-  | { readonly type: 'CancelRun'; readonly by: string; readonly reason?: string; readonly now: string }
-  | { readonly type: 'AnswerOperator'; readonly stageId: string; readonly answer: OperatorAnswer; readonly by: string; readonly now: string }
+  | { readonly type: 'RecoverWithGuidance'; readonly stageId: string; readonly guidance: string; readonly by: string; readonly claimedBy?: string; readonly now: string }
+  | { readonly type: 'StopManualRecovery'; readonly stageId: string; readonly by: string; readonly claimedBy?: string; readonly now: string }
+  | { readonly type: 'RetryStage'; readonly stageId: string; readonly by: string; readonly claimedBy?: string; readonly now: string }
+  | { readonly type: 'CancelRun'; readonly by: string; readonly claimedBy?: string; readonly reason?: string; readonly now: string }
+  | { readonly type: 'AnswerOperator'; readonly stageId: string; readonly answer: OperatorAnswer; readonly by: string; readonly claimedBy?: string; readonly now: string }
   | {
       readonly type: 'DecideFeedbackLoop';
       /** The loop source stage. */
@@ -23,6 +23,7 @@ export type OperatorCommand =
       readonly loopId?: string;
       readonly reason?: string;
       readonly by: string;
+      readonly claimedBy?: string;
       readonly now: string;
     };
 
@@ -37,6 +38,7 @@ function requireStage(state: RunState, stageId: string): StageState {
 
 export function decideOperator(command: OperatorCommand, state: RunState): RunEvent[] {
   const base = { v: EVENT_VERSION, runId: state.runId, at: command.now } as const;
+  const who = { by: command.by, ...(command.claimedBy ? { claimedBy: command.claimedBy } : {}) };
   switch (command.type) {
     case 'RecoverWithGuidance': {
       const stage = requireStage(state, command.stageId);
@@ -52,7 +54,7 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
       }
       const failed = stage.attempts.find((a) => a.n === pending.attempt)!;
       return [
-        { ...base, type: 'ManualRecoveryDecided', stageId: stage.id, attempt: pending.attempt, decision: 'guidance', guidance: command.guidance, by: command.by },
+        { ...base, type: 'ManualRecoveryDecided', stageId: stage.id, attempt: pending.attempt, decision: 'guidance', guidance: command.guidance, ...who },
         nextAttemptStarted(state, definition, failed, command.now, 'manual_retry', {
           capsule: repairCapsule(failed, true),
           guidance: command.guidance,
@@ -62,7 +64,7 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
     case 'StopManualRecovery': {
       const stage = requireStage(state, command.stageId);
       const pending = requireManualDecision(state, stage);
-      return [{ ...base, type: 'ManualRecoveryDecided', stageId: stage.id, attempt: pending.attempt, decision: 'stop', by: command.by }];
+      return [{ ...base, type: 'ManualRecoveryDecided', stageId: stage.id, attempt: pending.attempt, decision: 'stop', ...who }];
     }
     case 'RetryStage': {
       const stage = requireStage(state, command.stageId);
@@ -83,14 +85,14 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
       const last = latestAttempt(stage);
       if (!last) throw new CommandRefused('retry.no_attempt', `stage ${stage.id} never started; nothing to retry`);
       return [
-        { ...base, type: 'StageRetryRequested', stageId: stage.id, by: command.by },
+        { ...base, type: 'StageRetryRequested', stageId: stage.id, ...who },
         nextAttemptStarted(state, definition, last, command.now, 'retry', {}),
       ];
     }
     case 'CancelRun': {
       if (!state.exists) throw new CommandRefused('run.not_found', `run ${state.runId} does not exist`);
       if (state.outcome) throw new CommandRefused('run.finished', `run ${state.runId} already ${state.outcome}`);
-      return [{ ...base, type: 'RunCancelled', by: command.by, ...(command.reason ? { reason: command.reason } : {}) }];
+      return [{ ...base, type: 'RunCancelled', ...who, ...(command.reason ? { reason: command.reason } : {}) }];
     }
     case 'AnswerOperator': {
       const stage = requireStage(state, command.stageId);
@@ -98,7 +100,7 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
       const open = stage.exchanges.find((x) => !x.answer);
       if (!open) throw new CommandRefused('answer.no_question', `stage ${stage.id} has no open operator question`);
       validateAnswer(open.question.kind, open.question.questions, command.answer);
-      return [{ ...base, type: 'OperatorAnswered', stageId: stage.id, attempt: open.attempt, exchangeId: open.exchangeId, answer: command.answer, by: command.by }];
+      return [{ ...base, type: 'OperatorAnswered', stageId: stage.id, attempt: open.attempt, exchangeId: open.exchangeId, answer: command.answer, ...who }];
     }
     case 'DecideFeedbackLoop': {
       const stage = requireStage(state, command.stageId);
@@ -123,7 +125,7 @@ export function decideOperator(command: OperatorCommand, state: RunState): RunEv
         loopId: loop.loopId,
         decision: command.decision,
         ...(reason ? { reason } : {}),
-        by: command.by,
+        ...who,
       };
       if (command.decision !== 'abandon') return [decided];
       return [

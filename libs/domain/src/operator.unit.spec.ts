@@ -147,6 +147,14 @@ describe('operator: cancel', () => {
     after.when(decideOperator, cancel).thenRefused('run.finished');
     given().when(decideOperator, cancel).thenRefused('run.not_found');
   });
+
+  it('records who the caller claims to be apart from by, and nothing when it claims nothing', () => {
+    given(ev.requested(manual()), ev.started('deploy'))
+      .when(decideOperator, { ...cancel, claimedBy: 'alice' })
+      .then({ type: 'RunCancelled', by: 'op', claimedBy: 'alice', reason: 'wrong input' });
+    const [unclaimed] = given(ev.requested(manual()), ev.started('deploy')).when(decideOperator, cancel).then({ type: 'RunCancelled', by: 'op' });
+    expect(unclaimed).not.toHaveProperty('claimedBy');
+  });
 });
 
 describe('operator: answers per gate kind', () => {

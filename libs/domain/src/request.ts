@@ -18,6 +18,8 @@ export interface RequestRun {
   readonly labels?: { readonly [key: string]: string };
   readonly idempotencyKey?: string;
   readonly requestedBy: string;
+  /** Who the caller says it requested for (a display note, not verified). */
+  readonly claimedBy?: string;
   readonly now: string;
 }
 
@@ -37,6 +39,7 @@ export function decideRequest(command: RequestRun, state: RunState): RunEvent[] 
       labels: command.labels ?? {},
       ...(command.idempotencyKey ? { idempotencyKey: command.idempotencyKey } : {}),
       requestedBy: command.requestedBy,
+      ...(command.claimedBy ? { claimedBy: command.claimedBy } : {}),
     },
   ];
 }

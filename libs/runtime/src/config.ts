@@ -1,5 +1,7 @@
 /** Process configuration from the environment. Nothing else reads process.env for these. */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { loadApiTokens, type ApiToken } from './api-tokens';
 
 export interface StageflowConfig {
   /** `embedded`: everything in this process on files under `home`; `cluster`: NATS + Postgres. */
@@ -16,8 +18,8 @@ export interface StageflowConfig {
   readonly namespace: string;
   /** Scratch space of this process (checkouts, materialized snapshots). */
   readonly workDir: string;
-  /** Bearer tokens the API accepts. */
-  readonly apiTokens: readonly string[];
+  /** Bearer tokens the API accepts, with their names and scopes (`SF_API_TOKENS_FILE`, `SF_API_TOKENS`; see api-tokens.ts). */
+  readonly apiTokens: readonly ApiToken[];
   /** How long the JetStream streams drop repeated msg ids (`SF_DUPLICATE_WINDOW_MS`); default 2 minutes. Every process of a deployment must agree. */
   readonly duplicateWindowMs?: number;
   /**
@@ -51,10 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
     databaseUrl,
     namespace: env.SF_NAMESPACE || 'sf',
     workDir: path.resolve(env.SF_WORK_DIR || path.join(home, 'work')),
-    apiTokens: (env.SF_API_TOKENS || '')
-      .split(',')
-      .map((t) => t.trim())
-      .filter(Boolean),
+    apiTokens: loadApiTokens(env, (file) => fs.readFileSync(file, 'utf8')),
     snapshotLimits: {
       maxFileBytes: byteLimit(env, 'SF_MAX_FILE_BYTES', 100 * 1024 * 1024),
       maxAttemptBytes: byteLimit(env, 'SF_MAX_ATTEMPT_BYTES', 1024 * 1024 * 1024),

@@ -1,4 +1,5 @@
 export * from './config';
+export * from './api-tokens';
 export * from './logger';
 export * from './run-store';
 export * from './infrastructure';

@@ -9,7 +9,7 @@ import { subjects, type RunRequestCommand, type RunRequestReply } from '@stagefl
 import { INFRASTRUCTURE, LOGGER } from '@stageflow/messaging';
 import { validateRunRequest } from '@stageflow/proto';
 import type { Infrastructure, Logger } from '@stageflow/runtime';
-import { RunRequests } from './run-requests';
+import { RunRequests, type Requester } from './run-requests';
 
 @Injectable()
 export class BusRequests implements OnApplicationBootstrap, OnModuleDestroy {
@@ -27,7 +27,7 @@ export class BusRequests implements OnApplicationBootstrap, OnModuleDestroy {
     this.serving = await this.infra.bus.serve(subject, `${this.infra.config.namespace}-api`, async (request): Promise<RunRequestReply> => {
       const problem = request.data === undefined ? 'the body is not JSON' : validateRunRequest(request.data);
       if (problem) return this.requests.refuse('request.invalid', `invalid run request: ${problem}`, request.msgId);
-      const reply = await this.requests.accept(request.data as RunRequestCommand, request.msgId, 'bus');
+      const reply = await this.requests.accept(request.data as RunRequestCommand, request.msgId, busRequester(request.data));
       this.logger.info('run request', { key: request.msgId, ...reply });
       return reply;
     });
@@ -37,4 +37,10 @@ export class BusRequests implements OnApplicationBootstrap, OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.serving?.stop();
   }
+}
+
+/** On the bus the sender's NATS credentials are what is checked, and the request names who it is from. */
+function busRequester(data: unknown): Requester {
+  const named = (data as { requested_by?: unknown } | null)?.requested_by;
+  return { by: typeof named === 'string' && named ? named : 'bus' };
 }

@@ -12,6 +12,8 @@ const MAX_TEXT_CHARS = 64 * 1024;
 type Fields = Readonly<Record<string, unknown>>;
 export interface Origin {
   readonly by: string;
+  /** The caller's display note (`X-Stageflow-Operator`), kept apart from `by`. */
+  readonly claimedBy?: string;
   readonly now: string;
 }
 

@@ -11,7 +11,7 @@ import { Controller, Get, Inject, Param, Query, UseFilters, UseGuards } from '@n
 import { InvalidCommand, type RunEvent } from '@stageflow/domain';
 import { INFRASTRUCTURE } from '@stageflow/messaging';
 import { eventsOf, type Infrastructure } from '@stageflow/runtime';
-import { BearerAuthGuard } from './auth.guard';
+import { BearerAuthGuard, RequiresScope } from './auth.guard';
 import { ApiErrorFilter, NotFound } from './errors.filter';
 
 const MAX_WAIT_MS = 30_000;
@@ -31,6 +31,7 @@ export class EventsController {
   constructor(@Inject(INFRASTRUCTURE) private readonly infra: Infrastructure) {}
 
   @Get(':runId/events')
+  @RequiresScope('read')
   async events(@Param('runId') runId: string, @Query('after') afterText?: string, @Query('wait_ms') waitText?: string): Promise<RunEventsPage> {
     const after = afterText === undefined ? 0 : Number(afterText);
     const wait = waitText === undefined ? 0 : Number(waitText);

@@ -38,14 +38,14 @@ describe('run requests past the input bounds (bus and REST share RunRequests)', 
     ['nested 8,000 levels deep', () => nested(8000), 'input.too_deep'],
     ['over 1 MiB', () => ({ text: 'x'.repeat(1024 * 1024 + 1) }), 'input.too_large'],
   ])('answers an input %s with {accepted: false, code} and records the rejection', async (_name, input, code) => {
-    const reply = await requests.accept({ pipeline: { inline: bundle }, input: input() }, 'key-1', 'bus');
+    const reply = await requests.accept({ pipeline: { inline: bundle }, input: input() }, 'key-1', { by: 'bus' });
     expect(reply).toMatchObject({ accepted: false, code });
     const rejected = await infra.log.readSubject<RunRequestRejected>(subjects(infra.config.namespace).runRejections);
     expect(rejected.messages.map((m) => m.data.code)).toEqual([code]);
   });
 
   it('accepts an input at the bound', async () => {
-    expect(await requests.accept({ pipeline: { inline: bundle }, input: nested(63) }, undefined, 'bus')).toMatchObject({ accepted: true });
+    expect(await requests.accept({ pipeline: { inline: bundle }, input: nested(63) }, undefined, { by: 'bus' })).toMatchObject({ accepted: true });
   });
 });
 

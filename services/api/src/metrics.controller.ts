@@ -1,9 +1,10 @@
 /**
  * `/metrics` in the Prometheus text format (0.0.4): the projector's lag (events in the log not
  * yet in the read models, measured at scrape time), its checkpoint and its counters. Like
- * /healthz and /readyz it needs no token: it names no run and no content.
+ * /healthz and /readyz it needs no token (declared `@Public`): it names no run and no content.
  */
-import { Controller, Get, Header, Inject } from '@nestjs/common';
+import { Controller, Get, Header, Inject, UseGuards } from '@nestjs/common';
+import { BearerAuthGuard, Public } from './auth.guard';
 import type { ReadModels } from './read-models';
 
 export const READ_MODELS = Symbol('stageflow.api.read-models');
@@ -11,6 +12,8 @@ export const READ_MODELS = Symbol('stageflow.api.read-models');
 const metric = (name: string, type: 'gauge' | 'counter', help: string, value: number) => `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n${name} ${value}\n`;
 
 @Controller('metrics')
+@UseGuards(BearerAuthGuard)
+@Public()
 export class MetricsController {
   constructor(@Inject(READ_MODELS) private readonly readModels: ReadModels) {}
 

@@ -73,11 +73,11 @@ describe('published pipelines (embedded log)', () => {
   it('a run request by reference starts a run of that version; an unknown reference is a recorded typed rejection', async () => {
     await pipelines.publish(bundle(), 'me');
     const requests = new RunRequests(infra, pipelines);
-    const accepted = await requests.accept({ pipeline: { ref: { id: 'greet', version: '1' } } }, 'key-1', 'test');
+    const accepted = await requests.accept({ pipeline: { ref: { id: 'greet', version: '1' } } }, 'key-1', { by: 'test' });
     expect(accepted).toMatchObject({ accepted: true, duplicate: false });
     if (!accepted.accepted) throw new Error('refused');
     expect((await infra.runs.load(accepted.run_id)).state.pipeline.id).toBe('greet');
-    expect(await requests.accept({ pipeline: { ref: { id: 'greet', version: '7' } } }, 'key-2', 'test')).toMatchObject({ accepted: false, code: 'pipeline.unknown' });
+    expect(await requests.accept({ pipeline: { ref: { id: 'greet', version: '7' } } }, 'key-2', { by: 'test' })).toMatchObject({ accepted: false, code: 'pipeline.unknown' });
     const rejected = await infra.log.readSubject<RunRequestRejected>(subjects(infra.config.namespace).runRejections);
     expect(rejected.messages.map((m) => m.data)).toEqual([expect.objectContaining({ type: 'RunRequestRejected', code: 'pipeline.unknown', idempotencyKey: 'key-2' })]);
   });

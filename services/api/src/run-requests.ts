@@ -29,6 +29,12 @@ export interface PipelineResolver {
   resolve(ref: { id: string; version?: string }): Promise<PipelineDefinition>;
 }
 
+export interface Requester {
+  readonly by: string;
+  /** Who the caller says it requested for: a display note, not verified. */
+  readonly claimedBy?: string;
+}
+
 interface IdempotencyRecord {
   readonly key: string;
   readonly run_id: string;
@@ -40,7 +46,8 @@ export class RunRequests {
     private readonly pipelines?: PipelineResolver,
   ) {}
 
-  async accept(command: RunRequestCommand, idempotencyKey: string | undefined, requestedBy: string): Promise<RunRequestReply> {
+  /** The run is recorded as requested by `requester.by`, with its `claimedBy` note; the caller decides both. */
+  async accept(command: RunRequestCommand, idempotencyKey: string | undefined, requester: Requester): Promise<RunRequestReply> {
     const ns = this.infra.config.namespace;
     const idemSubject = idempotencyKey ? subjects(ns).idempotency(createHash('sha256').update(idempotencyKey).digest('hex')) : undefined;
     const existing = idemSubject ? await this.recorded(idemSubject) : undefined;
@@ -70,7 +77,7 @@ export class RunRequests {
     }
     const appended = await this.infra.runs.execute(runId, (state) =>
       decideRequest(
-        { type: 'RequestRun', runId, pipeline, input, checkout, labels: command.labels ?? {}, ...(idempotencyKey ? { idempotencyKey } : {}), requestedBy: command.requested_by ?? requestedBy, now: new Date().toISOString() },
+        { type: 'RequestRun', runId, pipeline, input, checkout, labels: command.labels ?? {}, ...(idempotencyKey ? { idempotencyKey } : {}), requestedBy: requester.by, ...(requester.claimedBy ? { claimedBy: requester.claimedBy } : {}), now: new Date().toISOString() },
         state,
       ),
     );

@@ -23,7 +23,7 @@ export function registerMcp(program: Command, _out: Output, setExit: (code: numb
       try {
         const { createMcpServer, RunOperations } = await import('@stageflow/api');
         const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-        const server = createMcpServer(new RunOperations(session.infra), `mcp:${process.env.USER ?? 'unknown'}`);
+        const server = createMcpServer(new RunOperations(session.infra), { by: `mcp:${process.env.USER ?? 'unknown'}` });
         const ended = new Promise<void>((resolve) => {
           process.stdin.once('end', resolve);
           process.once('SIGTERM', resolve);

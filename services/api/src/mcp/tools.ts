@@ -6,10 +6,13 @@
  * Guarantees: a tool's result is JSON (text content and structuredContent); a problem is a tool
  * error (`isError: true`) carrying the REST status and code (`{status, error, message}`), never a
  * protocol failure; decision tools take an optional `idempotencyKey` with the REST semantics.
+ * Each tool needs the scope its REST route needs (TOOL_SCOPES: reads `read`, decisions
+ * `operate`); a caller without it gets a 403 tool error and nothing is read or decided.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { InvalidCommand } from '@stageflow/domain';
+import type { ApiScope } from '@stageflow/runtime';
 import { answerCommand, feedbackCommand, fields, MAX_GUIDANCE_CHARS, recoverCommand, stopCommand, type Origin } from '../decision-input';
 import { problemOf } from '../errors.filter';
 import type { RunOperations } from '../operations';
@@ -88,6 +91,23 @@ const TOOLS: readonly Tool[] = [
   },
 ];
 
+export const TOOL_SCOPES: Readonly<Record<string, ApiScope>> = {
+  get_run: 'read',
+  get_stage_verification: 'read',
+  recover_manual_stage: 'operate',
+  stop_manual_recovery: 'operate',
+  decide_feedback_loop: 'operate',
+  answer_operator: 'operate',
+};
+
+/** Who calls the tools: recorded as `by` (with the `claimedBy` note) on decisions. */
+export interface ToolCaller {
+  readonly by: string;
+  readonly claimedBy?: string;
+  /** Whether the caller holds a scope; undefined for a local caller, which holds every one. */
+  readonly refusal?: (scope: ApiScope) => string | undefined;
+}
+
 type Args = Readonly<Record<string, unknown>>;
 
 function text(args: Args, name: string): string {
@@ -129,12 +149,19 @@ async function call(ops: RunOperations, name: string, args: Args, origin: Origin
 }
 
 /** An MCP server whose decisions are recorded as made `by` this caller. */
-export function createMcpServer(ops: RunOperations, by: string, version = '0.1.0'): Server {
+export function createMcpServer(ops: RunOperations, caller: ToolCaller, version = '0.1.0'): Server {
   const server = new Server({ name: MCP_SERVER_NAME, version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...TOOLS] }));
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
+    const scope = TOOL_SCOPES[request.params.name];
+    const refused = scope && caller.refusal?.(scope);
+    if (refused) {
+      const problem = { status: 403, error: 'forbidden', message: refused };
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify(problem) }], structuredContent: problem };
+    }
     try {
-      const result = await call(ops, request.params.name, request.params.arguments ?? {}, { by, now: new Date().toISOString() });
+      const origin = { by: caller.by, ...(caller.claimedBy ? { claimedBy: caller.claimedBy } : {}), now: new Date().toISOString() };
+      const result = await call(ops, request.params.name, request.params.arguments ?? {}, origin);
       return { content: [{ type: 'text', text: JSON.stringify(result, null, 2) }], structuredContent: result as Record<string, unknown> };
     } catch (err) {
       const problem = problemOf(err);
