@@ -56,6 +56,7 @@ export function startBackgroundReadModels(infra: Infrastructure, logger: Logger,
       });
       const projector = new Projector(opened.db, infra.log, {
         filter: `${infra.config.namespace}.evt.run.>`,
+        signatures: infra.runs.signatures,
         onError: (err) => logger.warn('projection failed; retrying', { error: errorText(err) }),
       }).start();
       running = { opened, projector };

@@ -3,7 +3,7 @@
  * Reads the run's subject from where it left off; every event is seen once, in order.
  */
 import { evolve, runStatus, type RunEvent, type RunState, type RunStatus } from '@stageflow/domain';
-import { eventsOf, type RunStore } from '@stageflow/runtime';
+import type { RunStore } from '@stageflow/runtime';
 
 export interface FollowResult {
   readonly state: RunState;
@@ -27,7 +27,7 @@ export async function followRun(
     await new Promise((r) => setTimeout(r, options.pollMs ?? 40));
     const read = await runs.log.readSubject(runs.subject(runId), after);
     for (const message of read.messages) {
-      for (const event of eventsOf(message)) {
+      for (const event of runs.eventsOf(message)) {
         state = evolve(state, event);
         onEvent(event);
       }

@@ -105,11 +105,26 @@ export interface FeedbackLoopContext {
 
 export type FeedbackDecision = 'extend' | 'continue' | 'abandon';
 
+/**
+ * An ed25519 signature over the event and what it is about (see signatures.ts). Verdicts carry
+ * the verifier's, operator decisions the api's (operator role); other events carry none.
+ */
+export interface EventSignature {
+  /** Key id of the signing key; the reader looks it up among the keys trusted for the role. */
+  readonly kid: string;
+  /** The candidate the event is about (see `candidateOf`), or null when it names no capture. */
+  readonly candidate: string | null;
+  /** base64url of the 64-byte ed25519 signature. */
+  readonly sig: string;
+}
+
 interface RunEventBase {
   readonly v: typeof EVENT_VERSION;
   readonly runId: string;
   /** ISO-8601; decided by the caller, never read from a clock inside the domain. */
   readonly at: string;
+  /** Present on verdicts and operator decisions (`signerRoleOf`); an event of those kinds without a valid one is never applied. */
+  readonly signature?: EventSignature;
 }
 
 interface AttemptEventBase extends RunEventBase {
@@ -337,6 +352,23 @@ export interface RunCancelled extends RunEventBase {
 }
 
 /**
+ * A verdict or operator decision whose signature was missing, unknown, of the wrong role, did
+ * not verify, or named another candidate. Derived by the reader in place of the refused event
+ * (never appended by a service, though appending one changes nothing more than deriving it):
+ * the refused event is not applied; a refused verdict ends its attempt with disposition `error`.
+ */
+export interface SignatureRefused extends RunEventBase {
+  readonly type: 'SignatureRefused';
+  /** The type of the event that was refused. */
+  readonly refusedType: string;
+  readonly stageId?: string;
+  readonly attempt?: number;
+  /** The key id the refused event named, if any. */
+  readonly kid?: string;
+  readonly reason: string;
+}
+
+/**
  * The run cannot go on: a message about it was dead-lettered (a handler refused it, or it failed
  * on every allowed delivery). Terminal, status `error`; other runs are not affected.
  */
@@ -368,6 +400,7 @@ export type RunEvent =
   | FeedbackLoopParked
   | FeedbackLoopDecided
   | CloneInstancesMinted
+  | SignatureRefused
   | RunSucceeded
   | RunFailed
   | RunErrored

@@ -14,5 +14,6 @@ export * from './summary';
 export * from './upcast';
 export * from './run-request';
 export * from './wiring';
+export * from './signatures';
 export * from './limits';
 export * from './run-error';

@@ -18,6 +18,7 @@ import type {
   StageFailureKind,
 } from './events';
 import type { PipelineDefinition, StageDefinition } from './pipeline';
+import { refusalOf, signatureProblem } from './signatures';
 import type { CheckResult, Disposition } from './verification';
 
 export type RunStatus = 'running' | 'waiting' | 'succeeded' | 'failed' | 'stopped' | 'error';
@@ -151,8 +152,20 @@ export interface RunState {
   readonly stages: { readonly [stageId: string]: StageState };
   /** Feedback loops by source stage id. */
   readonly loops: { readonly [sourceId: string]: LoopState };
+  /** Verdicts and operator decisions refused for their signature, oldest first; absent when none. */
+  readonly refusals?: readonly SignatureRefusal[];
   /** Number of events folded. */
   readonly version: number;
+}
+
+/** A refused verdict or operator decision, as `sf runs show` reports it. */
+export interface SignatureRefusal {
+  readonly at: string;
+  readonly refusedType: string;
+  readonly stageId?: string;
+  readonly attempt?: number;
+  readonly kid?: string;
+  readonly reason: string;
 }
 
 export const initialRunState = (): RunState => ({
@@ -259,6 +272,8 @@ function withLoop(state: RunState, sourceId: string, update: (loop: LoopState) =
 }
 
 function evolveOnce(state: RunState, event: RunEvent): RunState {
+  const problem = signatureProblem(state, event);
+  if (problem) return evolveOnce(state, refusalOf(event, problem));
   switch (event.type) {
     case 'RunRequested':
       if (state.exists) return state;
@@ -419,10 +434,14 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
             },
       );
     case 'StageSucceeded': {
+      // Only a passed verdict passes a stage: a StageSucceeded for any other attempt changes nothing,
+      // and the stage keeps the envelope that verdict was about.
+      const passed = state.stages[event.stageId]?.attempts.find((a) => a.n === event.attempt);
+      if (passed?.phase !== 'verified' || passed.disposition !== 'passed' || !passed.envelope) return state;
       const next = withStage(state, event.stageId, (stage) => ({
         ...stage,
         status: 'succeeded',
-        envelope: event.envelope,
+        envelope: passed.envelope,
         finishedAt: event.at,
       }));
       // A loop source that did not send back ends the replay in progress.
@@ -578,11 +597,36 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
         : { ...state, outcome: 'stopped', outcomeReason: event.reason ?? `cancelled by ${event.by}`, finishedAt: event.at };
     case 'RunErrored':
       return state.outcome || !state.exists ? state : { ...state, outcome: 'error', outcomeReason: event.reason, finishedAt: event.at };
+    case 'SignatureRefused':
+      return refuse(state, event);
     default: {
       const unreachable: never = event;
       throw new Error(`unknown event ${(unreachable as { type: string }).type}`);
     }
   }
+}
+
+/** Records the refusal once; a refused verdict ends its still-open attempt with disposition `error`. */
+function refuse(state: RunState, event: Extract<RunEvent, { type: 'SignatureRefused' }>): RunState {
+  const refusal: SignatureRefusal = {
+    at: event.at,
+    refusedType: event.refusedType,
+    ...(event.stageId !== undefined ? { stageId: event.stageId } : {}),
+    ...(event.attempt !== undefined ? { attempt: event.attempt } : {}),
+    ...(event.kid !== undefined ? { kid: event.kid } : {}),
+    reason: event.reason,
+  };
+  const known = state.refusals ?? [];
+  const same = (r: SignatureRefusal) =>
+    r.at === refusal.at && r.refusedType === refusal.refusedType && r.stageId === refusal.stageId && r.attempt === refusal.attempt && r.reason === refusal.reason;
+  if (known.some(same)) return state;
+  const recorded: RunState = { ...state, refusals: [...known, refusal] };
+  if (event.refusedType !== 'AttemptVerified' || event.stageId === undefined || event.attempt === undefined) return recorded;
+  return withAttempt(recorded, event.stageId, event.attempt, (a) =>
+    a.phase === 'verified' || a.phase === 'failed'
+      ? { attempt: a }
+      : { attempt: { ...a, phase: 'verified', disposition: 'error', checks: [], failure: `verdict refused: ${event.reason}`, finishedAt: event.at } },
+  );
 }
 
 export const foldRun = (events: readonly RunEvent[]): RunState => events.reduce(evolve, initialRunState());

@@ -3,7 +3,7 @@ import type { OnVerifyFail } from './pipeline';
 import { decideRequest, type RequestRun } from './request';
 import { foldRun, type RunState } from './run-state';
 import { summarizeRun } from './summary';
-import { check, given, NOW, pipeline, simulate, stage, success } from './testing';
+import { check, given, NOW, pipeline, signedAll, simulate, stage, success } from './testing';
 
 const strip = ({ version: _version, ...rest }: RunState) => rest;
 
@@ -100,12 +100,12 @@ describe('evolve is idempotent over whole scenarios', () => {
 describe('operator wait and the attempt deadline', () => {
   it('moves the deadline by the time the attempt was parked on a question', () => {
     const base = { v: 1 as const, runId: 'r' };
-    const state = foldRun([
+    const state = foldRun(signedAll([
       { ...base, type: 'RunRequested', at: '2026-01-01T00:00:00.000Z', pipeline: { id: 'p', stages: [{ id: 's', system_prompt: 'x', model: 'm', io: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } }, verify: [], gate_kinds: ['confirm'], entry: true, route: [], replay_safe: true }] }, input: {}, checkout: { kind: 'fresh' }, labels: {}, requestedBy: 't' },
       { ...base, type: 'StageAttemptStarted', at: '2026-01-01T00:00:00.000Z', stageId: 's', attempt: 1, reason: 'initial', input: {}, upstream: {}, deadlineAt: '2026-01-01T01:00:00.000Z' },
       { ...base, type: 'OperatorQuestionAsked', at: '2026-01-01T00:10:00.000Z', stageId: 's', attempt: 1, exchangeId: 'x1', question: { kind: 'confirm', question: 'ok?' }, resume: {} },
       { ...base, type: 'OperatorAnswered', at: '2026-01-01T02:10:00.000Z', stageId: 's', attempt: 1, exchangeId: 'x1', answer: { decision: 'accept' }, by: 'op' },
-    ]);
+    ]));
     expect(state.stages.s.attempts[0].deadlineAt).toBe('2026-01-01T03:00:00.000Z');
   });
 });

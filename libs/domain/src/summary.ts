@@ -67,6 +67,29 @@ export interface RunSummary {
   readonly finished_at: string | null;
   readonly labels: { readonly [key: string]: string };
   readonly stages: readonly StageSummary[];
+  /** Verdicts and operator decisions refused for their signature (never applied); absent when none. */
+  readonly security?: readonly SecurityNotice[];
+}
+
+export interface SecurityNotice {
+  readonly at: string;
+  /** The refused event's type, e.g. `AttemptVerified`. */
+  readonly refused: string;
+  readonly stage?: string;
+  readonly attempt?: number;
+  readonly kid?: string;
+  readonly reason: string;
+}
+
+export function securityNotices(state: RunState): SecurityNotice[] {
+  return (state.refusals ?? []).map((r) => ({
+    at: r.at,
+    refused: r.refusedType,
+    ...(r.stageId !== undefined ? { stage: r.stageId } : {}),
+    ...(r.attempt !== undefined ? { attempt: r.attempt } : {}),
+    ...(r.kid !== undefined ? { kid: r.kid } : {}),
+    reason: r.reason,
+  }));
 }
 
 export function summarizeRun(state: RunState, options: { includeEnvelopes?: boolean } = {}): RunSummary {
@@ -126,5 +149,6 @@ export function summarizeRun(state: RunState, options: { includeEnvelopes?: bool
         ...(options.includeEnvelopes ? { envelope: stage.envelope ?? lastEnvelope ?? null } : {}),
       };
     }),
+    ...(state.refusals?.length ? { security: securityNotices(state) } : {}),
   };
 }

@@ -8,7 +8,8 @@ import { EVENT_VERSION, type RunEvent } from './events';
 import { decideOperator, type OperatorCommand } from './operator';
 import type { PipelineDefinition, StageDefinition } from './pipeline';
 import { decideRecovery } from './recovery';
-import { evolve, foldRun, latestAttempt, type RunState } from './run-state';
+import { evolve, foldRun, initialRunState, latestAttempt, type RunState } from './run-state';
+import { expectedCandidate, signerRoleOf, withSignature } from './signatures';
 import { decideAdvance, type AdvanceRun } from './scheduler';
 import type { CheckResult } from './verification';
 
@@ -35,6 +36,25 @@ export function stage(id: string, wiring: Partial<StageDefinition> = {}): StageD
 export const pipeline = (...stages: StageDefinition[]): PipelineDefinition => ({ id: 'p', stages });
 
 const base = (at = T0) => ({ v: EVENT_VERSION, runId: RUN_ID, at }) as const;
+
+/**
+ * The domain's test signer: evolve checks that verdicts and operator decisions carry a signature
+ * naming the right candidate (the cryptography is the reader's, tested in libs/runtime), so
+ * fixtures get a signature block with a placeholder `sig`.
+ */
+export function signedFor(state: RunState, event: RunEvent): RunEvent {
+  return signerRoleOf(event) ? withSignature(event, { kid: 'test', candidate: expectedCandidate(state, event), sig: 'test' }) : event;
+}
+
+/** Events signed in order, each for the state the ones before it fold to. */
+export function signedAll(events: readonly RunEvent[], from: RunState = initialRunState()): RunEvent[] {
+  let state = from;
+  return events.map((event) => {
+    const signed = signedFor(state, event);
+    state = evolve(state, signed);
+    return signed;
+  });
+}
 
 export const success = (payload: { [key: string]: unknown } = {}, extra: Partial<StageEnvelope> = {}): StageEnvelope => ({
   status: 'success',
@@ -155,7 +175,7 @@ type Expected = { readonly type: RunEvent['type'] } & { readonly [key: string]: 
 
 /** given(past events).when(decider, command).then(expected events) | thenRefused(code) | thenNothing(). */
 export function given(...past: (RunEvent | RunEvent[])[]) {
-  const events = past.flat();
+  const events = signedAll(past.flat());
   const state = foldRun(events);
   return {
     state,
@@ -186,7 +206,7 @@ export function given(...past: (RunEvent | RunEvent[])[]) {
         /** The decided events, folded back: deciding the same command again changes nothing. */
         thenIdempotent(): RunEvent[] {
           const decided = run();
-          const after = decided.reduce(evolve, state);
+          const after = signedAll(decided, state).reduce(evolve, state);
           expect(decide(command, after)).toEqual([]);
           return decided;
         },
@@ -203,9 +223,10 @@ export function simulate(p: PipelineDefinition, input: { [key: string]: unknown 
   const events: RunEvent[] = [ev.requested(p, input)];
   let state = foldRun(events);
   const append = (decided: RunEvent[]) => {
-    events.push(...decided);
-    state = decided.reduce(evolve, state);
-    return decided;
+    const signed = signedAll(decided, state);
+    events.push(...signed);
+    state = signed.reduce(evolve, state);
+    return signed;
   };
   const current = (stageId: string) => {
     const attempt = latestAttempt(state.stages[stageId]);

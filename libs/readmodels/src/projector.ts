@@ -4,4 +4,4 @@ export { Projector, runProjector, type ProjectorOptions, type ProjectorMetrics }
 export { rebuild, type RebuildOptions, type RebuildResult } from './projection/rebuild';
 export { readCheckpoint, DEFAULT_PROJECTOR } from './projection/checkpoint';
 export { BLOB_THRESHOLD } from './projection/tables';
-export { UndecodableMessageError } from './projection/decode';
+export { UndecodableMessageError, type EventAdmission } from './projection/decode';

@@ -23,6 +23,12 @@ export interface StageflowConfig {
   /** How long the JetStream streams drop repeated msg ids (`SF_DUPLICATE_WINDOW_MS`); default 2 minutes. Every process of a deployment must agree. */
   readonly duplicateWindowMs?: number;
   /**
+   * Where signing keys come from (see signing/keys.ts): `SF_SIGNING_KEY_FILE` (this process's
+   * private JWK), `SF_TRUSTED_KEYS_FILE` (a JWK set file or directory), else `SF_KEYS_DIR`
+   * (default `<home>/keys`), where a process that signs makes its own key.
+   */
+  readonly keys?: { readonly signingKeyFile?: string; readonly trustedKeysPath?: string; readonly keysDir: string };
+  /**
    * What one attempt may add or change in its sealed snapshots: `SF_MAX_FILE_BYTES` per file
    * (default 100 MiB) and `SF_MAX_ATTEMPT_BYTES` over the checkout and artifacts together (default 1 GiB).
    */
@@ -52,6 +58,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): StageflowConfi
     natsPassword: env.NATS_PASSWORD || undefined,
     databaseUrl,
     namespace: env.SF_NAMESPACE || 'sf',
+    keys: {
+      ...(env.SF_SIGNING_KEY_FILE ? { signingKeyFile: path.resolve(env.SF_SIGNING_KEY_FILE) } : {}),
+      ...(env.SF_TRUSTED_KEYS_FILE ? { trustedKeysPath: path.resolve(env.SF_TRUSTED_KEYS_FILE) } : {}),
+      keysDir: path.resolve(env.SF_KEYS_DIR || path.join(home, 'keys')),
+    },
     workDir: path.resolve(env.SF_WORK_DIR || path.join(home, 'work')),
     apiTokens: loadApiTokens(env, (file) => fs.readFileSync(file, 'utf8')),
     snapshotLimits: {

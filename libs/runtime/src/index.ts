@@ -2,6 +2,8 @@ export * from './config';
 export * from './api-tokens';
 export * from './logger';
 export * from './run-store';
+export * from './signing/keys';
+export * from './signing/event-signatures';
 export * from './infrastructure';
 export * from './subjects';
 export * from './dead-events';

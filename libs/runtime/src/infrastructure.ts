@@ -9,6 +9,8 @@ import type { RunEvent } from '@stageflow/domain';
 import { validateEvent } from '@stageflow/proto';
 import type { StageflowConfig } from './config';
 import { RunStore } from './run-store';
+import { EventSignatures } from './signing/event-signatures';
+import { KeyRing } from './signing/keys';
 
 export interface Infrastructure {
   readonly config: StageflowConfig;
@@ -84,7 +86,7 @@ export async function openInfrastructure(config: StageflowConfig, options: { bef
     log: opened.log,
     queues: opened.queues,
     blobs: opened.blobs,
-    runs: new RunStore(opened.log, config.namespace, beforeAppend),
+    runs: new RunStore(opened.log, config.namespace, beforeAppend, new EventSignatures(config.namespace, new KeyRing(config.keys ?? { keysDir: path.join(config.home, 'keys') }))),
     queueLimits,
     ...(opened.bus ? { bus: opened.bus } : {}),
     deniedSubscriptions: () => opened.deniedSubscriptions?.() ?? [],

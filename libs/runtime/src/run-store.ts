@@ -13,10 +13,17 @@
  * - Events that change nothing in the state are not appended.
  * - A decision whose events nest deeper than MAX_BATCH_DEPTH is refused (InvalidCommand
  *   `input.too_deep`, not retryable) before anything recursive (JSON, proto validation) sees it.
+ * - Every event is read through `eventsOf`, which checks signatures: a verdict or operator
+ *   decision without a valid one is replaced by the `SignatureRefused` the fold records instead.
+ *   Events this store appends are signed with this process's key for their role, and an event
+ *   its own readers would refuse is never appended.
  */
 import { createHash } from 'node:crypto';
 import { evolve, initialRunState, InvalidCommand, MAX_INPUT_DEPTH, nestsDeeperThan, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
 import { WrongExpectedSequenceError, type EventLog, type StoredMessage } from '@stageflow/eventlog';
+import { EventSignatures } from './signing/event-signatures';
+import { KeyConfigurationError, KeyRing } from './signing/keys';
+import { runIdOf } from './subjects';
 
 export interface RunEventBatch {
   readonly events: readonly RunEvent[];
@@ -26,11 +33,6 @@ export interface LoadedRun {
   readonly state: RunState;
   readonly events: readonly RunEvent[];
   readonly lastSubjectSequence: number;
-}
-
-export function eventsOf(message: StoredMessage): RunEvent[] {
-  const data = message.data as Partial<RunEventBatch>;
-  return Array.isArray(data?.events) ? data.events.map(upcast) : [];
 }
 
 /** Nesting a stored decision may have: caller and agent values (MAX_INPUT_DEPTH) inside the event's own structure. */
@@ -47,7 +49,17 @@ export class RunStore {
     readonly namespace = 'sf',
     /** Called with every event before it is appended (tests validate against proto/ here). */
     private readonly beforeAppend?: (event: RunEvent) => void,
+    /** Signs what this process appends and checks what it reads; tests may omit it (keys of their own, in memory). */
+    readonly signatures: EventSignatures = new EventSignatures(namespace, KeyRing.inMemory()),
   ) {}
+
+  /** The events of one stored decision on a run subject, each upcast and admitted (see EventSignatures.admit). */
+  eventsOf(message: StoredMessage): RunEvent[] {
+    const data = message.data as Partial<RunEventBatch>;
+    if (!Array.isArray(data?.events)) return [];
+    const runId = runIdOf(message.subject);
+    return data.events.map((event) => this.signatures.admit(runId, upcast(event)));
+  }
 
   subject(runId: string): string {
     return subjects(this.namespace).run(runId);
@@ -64,7 +76,7 @@ export class RunStore {
     let state = cached?.state ?? initialRunState();
     const events = cached ? [...cached.events] : [];
     for (const message of read.messages) {
-      for (const event of eventsOf(message)) {
+      for (const event of this.eventsOf(message)) {
         state = evolve(state, event);
         events.push(event);
       }
@@ -89,7 +101,11 @@ export class RunStore {
       const decided = decide(loaded.state, loaded);
       let state = loaded.state;
       const effective: RunEvent[] = [];
-      for (const event of decided) {
+      for (const decidedEvent of decided) {
+        const event = this.signatures.sign(runId, state, decidedEvent);
+        if (this.signatures.admit(runId, event) !== event) {
+          throw new KeyConfigurationError(`this process's ${event.signature?.kid ?? 'missing'} key is not among its trusted keys: ${event.type} would be refused`);
+        }
         const next = evolve(state, event);
         if (next !== state) effective.push(event);
         state = next;

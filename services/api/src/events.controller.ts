@@ -10,7 +10,7 @@
 import { Controller, Get, Inject, Param, Query, UseFilters, UseGuards } from '@nestjs/common';
 import { InvalidCommand, type RunEvent } from '@stageflow/domain';
 import { INFRASTRUCTURE } from '@stageflow/messaging';
-import { eventsOf, type Infrastructure } from '@stageflow/runtime';
+import type { Infrastructure } from '@stageflow/runtime';
 import { BearerAuthGuard, RequiresScope } from './auth.guard';
 import { ApiErrorFilter, NotFound } from './errors.filter';
 
@@ -44,7 +44,7 @@ export class EventsController {
       const read = await this.infra.log.readSubject(subject, after);
       if (read.lastSubjectSequence === 0) throw new NotFound('run.not_found', `run ${runId} not found`);
       if (read.messages.length > 0 || Date.now() >= deadline) {
-        return { run_id: runId, last_seq: read.messages.at(-1)?.seq ?? after, events: read.messages.flatMap(eventsOf) };
+        return { run_id: runId, last_seq: read.messages.at(-1)?.seq ?? after, events: read.messages.flatMap((m) => this.infra.runs.eventsOf(m)) };
       }
       await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - Date.now()))));
     }

@@ -9,7 +9,7 @@
  *   answer (see DecisionKeys); the response to a decision is the run summary right after it.
  */
 import { decideOperator, foldRun, summarizeRun, type OperatorCommand, type RunState, type RunSummary } from '@stageflow/domain';
-import { eventsOf, verificationReport, type Infrastructure, type VerificationReport } from '@stageflow/runtime';
+import { verificationReport, type Infrastructure, type VerificationReport } from '@stageflow/runtime';
 import { DecisionKeys, type DecidedOutcome } from './decision-keys';
 import { NotFound } from './errors.filter';
 
@@ -69,7 +69,7 @@ export class RunOperations {
     const read = await this.infra.log.readSubject(this.infra.runs.subject(runId));
     const upTo = read.messages.filter((m) => m.seq <= outcome.based_on);
     const decision = outcome.appended ? read.messages.find((m) => m.seq > outcome.based_on) : undefined;
-    return summarizeRun(foldRun([...upTo, ...(decision ? [decision] : [])].flatMap(eventsOf)));
+    return summarizeRun(foldRun([...upTo, ...(decision ? [decision] : [])].flatMap((m) => this.infra.runs.eventsOf(m))));
   }
 
   private async existing(runId: string): Promise<RunState> {

@@ -33,7 +33,7 @@ export async function openReadModels(infra: Infrastructure): Promise<ReadModels>
     await embedded?.stop();
     throw err;
   }
-  const projector = runProjector(db, infra.log, { filter: `${infra.config.namespace}.evt.run.>` });
+  const projector = runProjector(db, infra.log, { filter: `${infra.config.namespace}.evt.run.>`, signatures: infra.runs.signatures });
   return {
     db,
     projector,

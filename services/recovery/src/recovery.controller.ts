@@ -9,7 +9,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { decideRecovery } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
 import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE } from '@stageflow/messaging';
-import { eventsOf, runIdOf, type Infrastructure } from '@stageflow/runtime';
+import { runIdOf, type Infrastructure } from '@stageflow/runtime';
 
 @Controller()
 export class RecoveryController {
@@ -18,11 +18,13 @@ export class RecoveryController {
   @EventPattern(eventStream('recovery', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
-    for (const event of eventsOf(message)) {
-      if (event.type !== 'AttemptVerified' && event.type !== 'AttemptFailed') continue;
-      await this.infra.runs.execute(runId, (state) =>
-        decideRecovery({ type: 'ApplyRecoveryPolicy', stageId: event.stageId, attempt: event.attempt, now: new Date().toISOString() }, state),
-      );
+    for (const event of this.infra.runs.eventsOf(message)) {
+      // A refused verdict ends its attempt with disposition error: the policy applies to that too.
+      const refusedVerdict = event.type === 'SignatureRefused' && event.refusedType === 'AttemptVerified';
+      if (event.type !== 'AttemptVerified' && event.type !== 'AttemptFailed' && !refusedVerdict) continue;
+      const { stageId, attempt } = event;
+      if (stageId === undefined || attempt === undefined) continue;
+      await this.infra.runs.execute(runId, (state) => decideRecovery({ type: 'ApplyRecoveryPolicy', stageId, attempt, now: new Date().toISOString() }, state));
     }
   }
 }

@@ -10,7 +10,7 @@ import { EventPattern, Payload } from '@nestjs/microservices';
 import { decideAdvance, type RunEvent } from '@stageflow/domain';
 import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE } from '@stageflow/messaging';
 import type { StoredMessage } from '@stageflow/eventlog';
-import { eventsOf, INPUT_VALIDATOR, runIdOf, type Infrastructure, type InputValidator } from '@stageflow/runtime';
+import { INPUT_VALIDATOR, runIdOf, type Infrastructure, type InputValidator } from '@stageflow/runtime';
 import { answeredCount } from '@stageflow/agent-runner';
 import { agentJobId, type AgentJob } from './jobs';
 
@@ -36,7 +36,7 @@ export class SchedulerController {
   @EventPattern(eventStream('scheduler', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
-    const events = eventsOf(message);
+    const events = this.infra.runs.eventsOf(message);
     for (const event of events) {
       if (event.type === 'StageAttemptStarted') await this.enqueue({ runId, stageId: event.stageId, attempt: event.attempt, resume: 0 });
       if (event.type === 'OperatorAnswered') {

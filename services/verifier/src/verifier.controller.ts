@@ -11,7 +11,7 @@ import { Ctx, EventPattern, Payload } from '@nestjs/microservices';
 import { decideAttempt } from '@stageflow/domain';
 import type { Job, StoredMessage } from '@stageflow/eventlog';
 import { eventStream, STATE_HANDLER_CONCURRENCY, INFRASTRUCTURE, LOGGER, workQueue } from '@stageflow/messaging';
-import { eventsOf, offloadEvidence, runIdOf, type Infrastructure, type Logger } from '@stageflow/runtime';
+import { offloadEvidence, runIdOf, type Infrastructure, type Logger } from '@stageflow/runtime';
 import { verifyJobId, type VerifyJob } from './jobs';
 import { verifyAttempt } from './verify-attempt';
 
@@ -25,7 +25,7 @@ export class VerifierController {
   @EventPattern(eventStream('verifier-dispatch', '{ns}.evt.run.>', STATE_HANDLER_CONCURRENCY))
   async onRunMessage(@Payload() message: StoredMessage): Promise<void> {
     const runId = runIdOf(message.subject);
-    for (const event of eventsOf(message)) {
+    for (const event of this.infra.runs.eventsOf(message)) {
       if (event.type !== 'EnvelopeCaptured') continue;
       const job: VerifyJob = { runId, stageId: event.stageId, attempt: event.attempt };
       await this.infra.queues.enqueue('verify', job, verifyJobId(job));

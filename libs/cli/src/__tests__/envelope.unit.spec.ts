@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { foldRun, type PipelineDefinition, type RunEvent, type StageDefinition, type StageEnvelope } from '@stageflow/domain';
-import { loadConfig } from '@stageflow/runtime';
+import { EventSignatures, KeyRing, loadConfig } from '@stageflow/runtime';
 import { cliSummary, type CliRunSummary } from '../cli-summary';
 import { detectSkipped, envelopeOutput, handoff, readSummaryFile } from '../commands/envelope';
 import { main } from '../main';
@@ -61,7 +61,7 @@ function summaryOf(forkChoice?: string[], home = '/ci/home'): CliRunSummary {
     { ...base, stageId: 'broken', attempt: 1, at, type: 'AttemptFailed', kind: 'agent_failure', reason: 'gave up', envelope: { status: 'failure', summary: 'gave up', artifacts: ['x.md'] } },
     { ...base, at, type: 'StageFailed', stageId: 'broken', attempt: 1, kind: 'agent', reason: 'gave up' },
   ];
-  return cliSummary(foldRun(events), loadConfig({ STAGEFLOW_HOME: home }), true);
+  return cliSummary(foldRun(new EventSignatures('sf', KeyRing.inMemory()).signAll(runId, events)), loadConfig({ STAGEFLOW_HOME: home }), true);
 }
 
 describe('envelope get: the command functions', () => {

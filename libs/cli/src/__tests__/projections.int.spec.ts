@@ -133,7 +133,7 @@ describe('embedded default: read models in PGlite under STAGEFLOW_HOME', () => {
       expect(await getRunSummary(pg.db, ids[0], { includeEnvelopes: true })).toEqual(summarizeRun(state, { includeEnvelopes: true }));
       expect(await readCheckpoint(pg.db)).toBe(await infra.log.lastSequence());
       const live = await dumpTables(pg.db);
-      await rebuild(pg.db, infra.log);
+      await rebuild(pg.db, infra.log, { signatures: infra.runs.signatures });
       expect(await dumpTables(pg.db)).toEqual(live);
     } finally {
       await pg.close();

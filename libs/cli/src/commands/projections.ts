@@ -39,7 +39,7 @@ export async function rebuildProjections(config: StageflowConfig, options: { sch
       throw err;
     }
     try {
-      const result = await rebuild(target.db, infra.log, { filter: `${config.namespace}.evt.run.>` });
+      const result = await rebuild(target.db, infra.log, { filter: `${config.namespace}.evt.run.>`, signatures: infra.runs.signatures });
       return {
         database: target.kind,
         schema,

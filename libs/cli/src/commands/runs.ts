@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
-import { decideOperator, FEEDBACK_DECISIONS, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunState } from '@stageflow/domain';
+import { decideOperator, FEEDBACK_DECISIONS, foldRun, runStatus, type OperatorAnswer, type OperatorCommand, type RunEvent, type RunState } from '@stageflow/domain';
 import { parseAgentSpec } from '@stageflow/runtime';
-import { eventsOf, formatTranscript, formatVerification, loadConfig, runIdOf, transcriptReport, verificationReport, type Infrastructure } from '@stageflow/runtime';
+import { formatTranscript, formatVerification, loadConfig, runIdOf, transcriptReport, verificationReport, type Infrastructure } from '@stageflow/runtime';
 import { cliSummary } from '../cli-summary';
 import { exitCodeFor } from '../exit-codes';
 import { UsageError, type Output } from '../output';
@@ -41,11 +41,11 @@ export function registerRuns(program: Command, out: Output, setExit: (code: numb
       if (flags.server !== undefined) return setExit(await listOnServer(flags.server, { status: flags.status, pipeline: flags.pipeline, limit: flags.limit }, out, Boolean(flags.json)));
       const summaries = await withLog(async (infra) => {
         const messages = await infra.log.read(infra.runs.subject('*'));
-        const byRun = new Map<string, ReturnType<typeof eventsOf>>();
+        const byRun = new Map<string, RunEvent[]>();
         for (const m of messages) {
           const id = runIdOf(m.subject);
           const events = byRun.get(id) ?? [];
-          events.push(...eventsOf(m));
+          events.push(...infra.runs.eventsOf(m));
           byRun.set(id, events);
         }
         return [...byRun.values()].map((events) => foldRun(events)).filter((s) => s.exists);

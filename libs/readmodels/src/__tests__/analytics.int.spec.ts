@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { project } from '..';
-import { scenario } from '../testing/scenario';
+import { scenario, TEST_SIGNATURES } from '../testing/scenario';
 import { openTestDb, type TestDb } from '../testing/test-db';
 
 jest.setTimeout(30_000);
@@ -10,7 +10,7 @@ jest.setTimeout(30_000);
 let t: TestDb;
 beforeAll(async () => {
   t = await openTestDb('rm_analytics');
-  await project(t.db, scenario().messages);
+  await project(t.db, scenario().messages, { signatures: TEST_SIGNATURES });
 });
 afterAll(() => t.drop());
 

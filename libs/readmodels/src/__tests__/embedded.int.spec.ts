@@ -13,7 +13,7 @@ import {
   project,
   startEmbeddedPostgres,
 } from '..';
-import { BIG_STDOUT, scenario } from '../testing/scenario';
+import { BIG_STDOUT, scenario, TEST_SIGNATURES } from '../testing/scenario';
 
 jest.setTimeout(120_000);
 
@@ -30,8 +30,8 @@ describe('embedded Postgres (PGlite behind a local socket)', () => {
     let db = createDb(first.url, { maxConnections: first.maxConnections });
     try {
       await migrateToLatest(db);
-      await project(db, messages.slice(0, 30));
-      await project(db, messages.slice(30));
+      await project(db, messages.slice(0, 30), { signatures: TEST_SIGNATURES });
+      await project(db, messages.slice(30), { signatures: TEST_SIGNATURES });
       expect(await getRunSummary(db, 'run-a', { includeEnvelopes: true })).toEqual(summarizeRun(foldRun(runs[0]), { includeEnvelopes: true }));
     } finally {
       await db.destroy();
@@ -49,7 +49,7 @@ describe('embedded Postgres (PGlite behind a local socket)', () => {
       expect((await listRuns(db, { limit: 10 })).runs.map((r) => r.run_id)).toEqual(['run-c', 'run-b', 'run-a']);
       const v = await getStageVerification(db, 'run-a', 'build');
       expect(v?.attempts[0].checks[0].evidence.stdout).toBe(BIG_STDOUT);
-      expect(await project(db, messages)).toMatchObject({ applied: 0, checkpoint: messages.length });
+      expect(await project(db, messages, { signatures: TEST_SIGNATURES })).toMatchObject({ applied: 0, checkpoint: messages.length });
     } finally {
       await db.destroy();
       await second.stop();

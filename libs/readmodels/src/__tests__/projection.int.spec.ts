@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { getRunSummary, project, Projector, readCheckpoint, rebuild, UndecodableMessageError } from '..';
 import { dumpTables, resetTables, type Dump } from '../testing/dump';
 import { MemoryLog } from '../testing/memory-log';
-import { BIG_STDOUT, scenario, type DecisionBatch } from '../testing/scenario';
+import { BIG_STDOUT, scenario, type DecisionBatch, TEST_SIGNATURES } from '../testing/scenario';
 import { openTestDb, type TestDb } from '../testing/test-db';
 
 jest.setTimeout(60_000);
@@ -16,14 +16,14 @@ let once: Dump;
 
 beforeAll(async () => {
   t = await openTestDb('rm_proj');
-  await project(t.db, messages);
+  await project(t.db, messages, { signatures: TEST_SIGNATURES });
   once = await dumpTables(t.db);
 });
 afterAll(() => t.drop());
 
 async function freshProjection(batches: readonly (readonly StoredMessage[])[]): Promise<Dump> {
   await resetTables(t.db);
-  for (const batch of batches) await project(t.db, batch);
+  for (const batch of batches) await project(t.db, batch, { signatures: TEST_SIGNATURES });
   return dumpTables(t.db);
 }
 
@@ -42,7 +42,7 @@ describe('projection', () => {
 
   it('builds each run summary from the tables equal to summarizeRun(foldRun(events))', async () => {
     await resetTables(t.db);
-    await project(t.db, messages);
+    await project(t.db, messages, { signatures: TEST_SIGNATURES });
     for (const events of runs) {
       const state = foldRun(events);
       expect(await getRunSummary(t.db, state.runId)).toEqual(summarizeRun(state));
@@ -53,7 +53,7 @@ describe('projection', () => {
   it('matches the domain summary after every prefix of the log', async () => {
     await resetTables(t.db);
     for (let i = 0; i < messages.length; i++) {
-      await project(t.db, [messages[i]]);
+      await project(t.db, [messages[i]], { signatures: TEST_SIGNATURES });
       const runId = messages[i].data.events[0].runId;
       const events = messages.slice(0, i + 1).flatMap((m) => m.data.events).filter((e) => e.runId === runId);
       expect(await getRunSummary(t.db, runId, { includeEnvelopes: true })).toEqual(summarizeRun(foldRun(events), { includeEnvelopes: true }));
@@ -62,21 +62,21 @@ describe('projection', () => {
 
   it('skips redelivered messages: projecting the log again changes nothing', async () => {
     await freshProjection([messages]);
-    const again = await project(t.db, messages);
+    const again = await project(t.db, messages, { signatures: TEST_SIGNATURES });
     expect(again).toEqual({ applied: 0, events: 0, skipped: messages.length, checkpoint: messages.length });
-    for (const m of messages) await project(t.db, [m, m]);
+    for (const m of messages) await project(t.db, [m, m], { signatures: TEST_SIGNATURES });
     expect(await dumpTables(t.db)).toEqual(once);
   });
 
   it('keeps rows idempotent under a replay past the checkpoint, with or without the stored folds', async () => {
     await freshProjection([messages]);
     await sql`update projector_checkpoints set last_seq = 0`.execute(t.db);
-    await project(t.db, messages);
+    await project(t.db, messages, { signatures: TEST_SIGNATURES });
     expect(await dumpTables(t.db)).toEqual(once);
     await sql`update projector_checkpoints set last_seq = 0`.execute(t.db);
     await sql`delete from run_folds`.execute(t.db);
-    await project(t.db, messages.slice(0, 17));
-    await project(t.db, messages.slice(17));
+    await project(t.db, messages.slice(0, 17), { signatures: TEST_SIGNATURES });
+    await project(t.db, messages.slice(17), { signatures: TEST_SIGNATURES });
     expect(await dumpTables(t.db)).toEqual(once);
   });
 
@@ -135,16 +135,16 @@ describe('projection', () => {
   it('rejects an event of an unknown version and leaves the checkpoint where it was', async () => {
     await freshProjection([messages.slice(0, 5)]);
     const bad = { seq: 100, subject: 'sf.evt.run.run-z', data: { events: [{ v: 99, type: 'RunRequested', runId: 'run-z' }] }, time: '' };
-    await expect(project(t.db, [messages[5], bad])).rejects.toThrow(/version 99/);
+    await expect(project(t.db, [messages[5], bad], { signatures: TEST_SIGNATURES })).rejects.toThrow(/version 99/);
     expect(await readCheckpoint(t.db)).toBe(5);
   });
 
   it('refuses a message that is not a decision batch, naming it, and leaves the checkpoint where it was', async () => {
     await freshProjection([messages.slice(0, 5)]);
     const bare = { seq: 6, subject: 'sf.evt.run.run-a', data: messages[5].data.events[0], time: '' };
-    const refusal = project(t.db, [bare]);
+    const refusal = project(t.db, [bare], { signatures: TEST_SIGNATURES });
     await expect(refusal).rejects.toBeInstanceOf(UndecodableMessageError);
-    await expect(project(t.db, [bare])).rejects.toThrow('message 6 on sf.evt.run.run-a: not a decision batch');
+    await expect(project(t.db, [bare], { signatures: TEST_SIGNATURES })).rejects.toThrow('message 6 on sf.evt.run.run-a: not a decision batch');
     expect(await readCheckpoint(t.db)).toBe(5);
   });
 });
@@ -156,7 +156,7 @@ describe('projector loop and rebuild', () => {
     for (const m of messages.slice(0, 20)) await log.append(m.subject, m.data);
     await log.append('sf.evt.idem.abc', { not: 'a run event' });
     const lags: number[] = [];
-    const projector = new Projector(t.db, log, { batchSize: 7, pollMs: 5_000, onLag: (lag) => lags.push(lag) });
+    const projector = new Projector(t.db, log, { batchSize: 7, pollMs: 5_000, onLag: (lag) => lags.push(lag), signatures: TEST_SIGNATURES });
     expect(await projector.lag()).toBe(21);
     projector.start();
     await waitFor(async () => (await projector.lag()) === 0);
@@ -169,7 +169,7 @@ describe('projector loop and rebuild', () => {
     expect(lags[lags.length - 1]).toBe(0);
     const live = await dumpTables(t.db, { exclude: ['event_archive', 'projector_checkpoints'] });
 
-    const result = await rebuild(t.db, log, { batchSize: 9 });
+    const result = await rebuild(t.db, log, { batchSize: 9, signatures: TEST_SIGNATURES });
     expect(result).toMatchObject({ messages: messages.length, events: eventCount });
     expect(result.checkpoint).toBe(messages.length + 1);
     expect(await dumpTables(t.db, { exclude: ['event_archive', 'projector_checkpoints'] })).toEqual(live);
@@ -182,7 +182,7 @@ describe('projector loop and rebuild', () => {
     for (const m of messages) await log.append(m.subject, m.data);
     await freshProjection([messages]);
     await sql`update runs set status = 'garbage'`.execute(t.db);
-    await rebuild(t.db, log, { batchSize: 4 });
+    await rebuild(t.db, log, { batchSize: 4, signatures: TEST_SIGNATURES });
     expect(await dumpTables(t.db)).toEqual(once);
   });
 });

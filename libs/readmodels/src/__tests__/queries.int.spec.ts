@@ -1,6 +1,6 @@
 import { foldRun, summarizeRun, type RunEvent } from '@stageflow/domain';
 import { getEnvelope, getRunSummary, getStageVerification, InvalidCursorError, listRuns, project, type RunListItem } from '..';
-import { BIG_STDOUT, clock, interleave, NUL_OUTPUT, pipelineOf, scenario } from '../testing/scenario';
+import { BIG_STDOUT, clock, interleave, NUL_OUTPUT, pipelineOf, scenario, TEST_SIGNATURES } from '../testing/scenario';
 import { openTestDb, type TestDb } from '../testing/test-db';
 
 jest.setTimeout(60_000);
@@ -27,8 +27,8 @@ const bulk = manyRuns();
 
 beforeAll(async () => {
   t = await openTestDb('rm_query');
-  await project(t.db, messages);
-  await project(t.db, interleave(bulk, messages.length + 1));
+  await project(t.db, messages, { signatures: TEST_SIGNATURES });
+  await project(t.db, interleave(bulk, messages.length + 1), { signatures: TEST_SIGNATURES });
 });
 afterAll(() => t.drop());
 

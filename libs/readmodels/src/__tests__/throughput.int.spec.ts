@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { createDb, getRunSummary, migrateToLatest, rebuild, startEmbeddedPostgres, type Database } from '..';
 import { MemoryLog } from '../testing/memory-log';
-import { decisions, shipRun } from '../testing/scenario';
+import { decisions, shipRun, TEST_SIGNATURES } from '../testing/scenario';
 import { openTestDb } from '../testing/test-db';
 
 jest.setTimeout(600_000);
@@ -31,7 +31,7 @@ async function bigLog(): Promise<{ log: MemoryLog; events: number }> {
 }
 
 async function measure(label: string, db: Kysely<Database>, { log, events }: { log: MemoryLog; events: number }): Promise<number> {
-  const result = await rebuild(db, log);
+  const result = await rebuild(db, log, { signatures: TEST_SIGNATURES });
   const rate = Math.round((result.events / result.ms) * 1000);
   console.log(
     `[readmodels] rebuild ${label}: ${result.events} events (${result.messages} decisions) in ${Math.round(result.ms)} ms = ${rate} events/s (${result.batches} batches)`,

@@ -1,6 +1,7 @@
 /**
  * Decoding a stored run message: one message is one decision, `{ events: RunEvent[] }`, every
- * event upcast to the current schema. A message of any other shape is refused (never skipped):
+ * event upcast to the current schema and admitted by its signature (a verdict or operator
+ * decision without a valid one becomes the `SignatureRefused` the fold records instead). A message of any other shape is refused (never skipped):
  * skipping would advance the checkpoint past data the read model silently lost.
  */
 import { upcast, type RunEvent } from '@stageflow/domain';
@@ -13,10 +14,19 @@ export class UndecodableMessageError extends Error {
   }
 }
 
-export function decisionEvents(message: StoredMessage): RunEvent[] {
+/** Checks signatures (EventSignatures of @stageflow/runtime): `admit` returns the event or its refusal. */
+export interface EventAdmission {
+  admit(runId: string, event: RunEvent): RunEvent;
+}
+
+/** The run id is the last token of `<ns>.evt.run.<runId>`. */
+export const runIdOfSubject = (subject: string): string => subject.slice(subject.lastIndexOf('.') + 1);
+
+export function decisionEvents(message: StoredMessage, signatures: EventAdmission): RunEvent[] {
   const data = message.data as { events?: unknown } | null;
   if (typeof data !== 'object' || data === null || !Array.isArray(data.events)) {
     throw new UndecodableMessageError(Number(message.seq), message.subject, 'not a decision batch ({ events: [...] })');
   }
-  return data.events.map((event) => upcast(event));
+  const runId = runIdOfSubject(message.subject);
+  return data.events.map((event) => signatures.admit(runId, upcast(event)));
 }

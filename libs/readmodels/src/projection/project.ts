@@ -15,7 +15,7 @@ import type { Database } from '../schema';
 import type { Blob } from './blobs';
 import { DEFAULT_PROJECTOR, lockCheckpoint, writeCheckpoint } from './checkpoint';
 import { changedRows } from './diff';
-import { decisionEvents } from './decode';
+import { decisionEvents, runIdOfSubject, type EventAdmission } from './decode';
 import { emptyFold, foldMessage, type RunFold } from './fold';
 import { deriveRows } from './rows';
 import { archiveTable, blobsTable, foldsTable, RUN_TABLES, tables } from './tables';
@@ -31,6 +31,8 @@ export interface ProjectOptions {
   readonly throughSeq?: number;
   /** Folds kept between batches by a single writer (rebuild); dropped whenever someone else wrote. */
   readonly cache?: FoldCache;
+  /** Checks every verdict's and operator decision's signature, as every other reader does. */
+  readonly signatures: EventAdmission;
 }
 
 export interface ProjectResult {
@@ -70,7 +72,7 @@ interface Decoded {
 export async function project(
   db: Kysely<Database>,
   messages: readonly StoredMessage[],
-  options: ProjectOptions = {},
+  options: ProjectOptions,
 ): Promise<ProjectResult> {
   const name = options.name ?? DEFAULT_PROJECTOR;
   const cache = options.cache;
@@ -105,7 +107,7 @@ async function applyBatch(
     const seq = Number(message.seq);
     if (seq <= checkpoint || seen.has(seq)) continue;
     seen.add(seq);
-    fresh.push({ seq, message, events: decisionEvents(message) });
+    fresh.push({ seq, message, events: decisionEvents(message, options.signatures) });
   }
   fresh.sort((a, b) => a.seq - b.seq);
   const last = Math.max(checkpoint, fresh.length ? fresh[fresh.length - 1].seq : 0, options.throughSeq ?? 0);
@@ -116,13 +118,12 @@ async function applyBatch(
   }
 
   const byRun = new Map<string, Decoded[]>();
+  // A message belongs to the run of its subject, as for every other reader of the log.
   for (const d of fresh) {
-    for (const runId of new Set(d.events.map((e) => e.runId))) {
-      const part = { ...d, events: d.events.filter((e) => e.runId === runId) };
-      const list = byRun.get(runId);
-      if (list) list.push(part);
-      else byRun.set(runId, [part]);
-    }
+    const runId = runIdOfSubject(d.message.subject);
+    const list = byRun.get(runId);
+    if (list) list.push(d);
+    else byRun.set(runId, [d]);
   }
   const previous = await loadFolds(trx, [...byRun.keys()], cache);
 

@@ -7,6 +7,7 @@ import type { EventLog } from '@stageflow/eventlog';
 import type { Kysely } from 'kysely';
 import type { Database } from '../schema';
 import { DEFAULT_PROJECTOR, readCheckpoint } from './checkpoint';
+import type { EventAdmission } from './decode';
 import { project } from './project';
 
 export interface ProjectorOptions {
@@ -22,6 +23,8 @@ export interface ProjectorOptions {
   readonly onLag?: (lag: number) => void;
   /** Called when a batch fails; the projector waits `pollMs` and tries again. */
   readonly onError?: (error: unknown) => void;
+  /** Checks signatures: the read models apply only what every other reader applies. */
+  readonly signatures: EventAdmission;
 }
 
 export interface ProjectorMetrics {
@@ -50,7 +53,7 @@ export class Projector {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly log: EventLog,
-    private readonly options: ProjectorOptions = {},
+    private readonly options: ProjectorOptions,
   ) {
     this.name = options.name ?? DEFAULT_PROJECTOR;
     this.filter = options.filter ?? 'sf.evt.run.>';
@@ -100,7 +103,7 @@ export class Projector {
     const end = await this.log.lastSequence();
     const messages = await this.log.read(this.filter, checkpoint, this.batchSize);
     const caughtUp = messages.length < this.batchSize;
-    const result = await project(this.db, messages, { name: this.name, throughSeq: caughtUp ? end : undefined });
+    const result = await project(this.db, messages, { name: this.name, throughSeq: caughtUp ? end : undefined, signatures: this.options.signatures });
     const lag = Math.max(0, (await this.log.lastSequence()) - result.checkpoint);
     this.current = {
       ...this.current,
@@ -143,6 +146,6 @@ export class Projector {
 }
 
 /** Starts a projector loop. */
-export function runProjector(db: Kysely<Database>, log: EventLog, options: ProjectorOptions = {}): Projector {
+export function runProjector(db: Kysely<Database>, log: EventLog, options: ProjectorOptions): Projector {
   return new Projector(db, log, options).start();
 }

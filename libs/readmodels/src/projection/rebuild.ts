@@ -7,6 +7,7 @@ import type { EventLog } from '@stageflow/eventlog';
 import { sql, type Kysely } from 'kysely';
 import { PROJECTED_TABLES, type Database } from '../schema';
 import { DEFAULT_PROJECTOR } from './checkpoint';
+import type { EventAdmission } from './decode';
 import { FoldCache, project } from './project';
 
 export interface RebuildOptions {
@@ -15,6 +16,7 @@ export interface RebuildOptions {
   /** Messages (decisions) per transaction. Default 2000. */
   readonly batchSize?: number;
   readonly onProgress?: (progress: { messages: number; events: number; checkpoint: number }) => void;
+  readonly signatures: EventAdmission;
 }
 
 export interface RebuildResult {
@@ -27,7 +29,7 @@ export interface RebuildResult {
   readonly ms: number;
 }
 
-export async function rebuild(db: Kysely<Database>, log: EventLog, options: RebuildOptions = {}): Promise<RebuildResult> {
+export async function rebuild(db: Kysely<Database>, log: EventLog, options: RebuildOptions): Promise<RebuildResult> {
   const started = performance.now();
   const name = options.name ?? DEFAULT_PROJECTOR;
   const filter = options.filter ?? 'sf.evt.run.>';
@@ -45,7 +47,7 @@ export async function rebuild(db: Kysely<Database>, log: EventLog, options: Rebu
     const end = await log.lastSequence();
     const read = await log.read(filter, checkpoint, batchSize);
     const done = read.length < batchSize;
-    const result = await project(db, read, { name, cache, throughSeq: done ? end : undefined });
+    const result = await project(db, read, { name, cache, throughSeq: done ? end : undefined, signatures: options.signatures });
     messages += result.applied;
     events += result.events;
     batches += 1;

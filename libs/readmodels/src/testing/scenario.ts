@@ -11,6 +11,10 @@ import type {
   StageEnvelope,
 } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';
+import { EventSignatures, KeyRing } from '@stageflow/runtime';
+
+/** The keys the fixtures' verdicts and operator decisions are signed with; projections of them check with it. */
+export const TEST_SIGNATURES = new EventSignatures('sf', KeyRing.inMemory());
 
 const stage = (id: string, entry = false): StageDefinition => ({
   id,
@@ -61,7 +65,7 @@ export function shipRun(runId: string, start = '2025-03-01T10:00:00.000Z'): RunE
   const pipeline = pipelineOf('ship', ['plan', 'build', 'review', 'publish']);
   const deadline = '2025-03-01T11:00:00.000Z';
   const a = (stageId: string, attempt: number) => ({ ...base, stageId, attempt });
-  return [
+  return TEST_SIGNATURES.signAll(runId, [
     { ...base, type: 'RunRequested', at: at(), pipeline, input: { task: 'ship it' }, checkout: { kind: 'fresh' }, labels: { team: 'core', env: 'ci' }, idempotencyKey: `idem-${runId}`, requestedBy: 'ci' },
     { ...a('plan', 1), type: 'StageAttemptStarted', at: at(), reason: 'initial', input: { task: 'ship it' }, upstream: {}, deadlineAt: deadline },
     { ...a('plan', 1), type: 'CheckoutBaselineRecorded', at: at(), manifest: 'sha256:base' },
@@ -115,18 +119,18 @@ export function shipRun(runId: string, start = '2025-03-01T10:00:00.000Z'): RunE
     { ...base, type: 'StageFailed', at: at(), stageId: 'review', attempt: 2, kind: 'manual_stop', reason: 'stopped by bob' },
     { ...base, type: 'StageSkipped', at: at(), stageId: 'publish', reason: 'parent_failed', detail: 'review failed' },
     { ...base, type: 'RunFailed', at: at(), reason: 'stage review failed' },
-  ];
+  ]);
 }
 
 /** Run B ("ask"): waiting on an unanswered operator question. */
 export function waitingRun(runId: string, start = '2025-03-01T10:00:30.000Z'): RunEvent[] {
   const at = clock(start);
   const base = { v: 1 as const, runId };
-  return [
+  return TEST_SIGNATURES.signAll(runId, [
     { ...base, type: 'RunRequested', at: at(), pipeline: pipelineOf('ask', ['ask', 'after']), input: {}, checkout: { kind: 'path', path: '/tmp/x' }, labels: {}, requestedBy: 'cli' },
     { ...base, stageId: 'ask', attempt: 1, type: 'StageAttemptStarted', at: at(), reason: 'initial', input: {}, upstream: {}, deadlineAt: '2025-03-01T12:00:00.000Z' },
     { ...base, stageId: 'ask', attempt: 1, type: 'OperatorQuestionAsked', at: at(), exchangeId: 'q1', question: { kind: 'free_text', question: 'Which region?' }, resume: {} },
-  ];
+  ]);
 }
 
 /** Run C ("retry"): an agent failure, a retry reopening the failed run, then a pending manual decision. */
@@ -134,7 +138,7 @@ export function retryRun(runId: string, start = '2025-03-01T10:01:00.000Z'): Run
   const at = clock(start);
   const base = { v: 1 as const, runId };
   const deadline = '2025-03-01T12:00:00.000Z';
-  return [
+  return TEST_SIGNATURES.signAll(runId, [
     { ...base, type: 'RunRequested', at: at(), pipeline: pipelineOf('retry', ['s1', 's2']), input: {}, checkout: { kind: 'git', url: 'https://example.com/r.git', ref: 'main' }, labels: { team: 'data' }, requestedBy: 'api' },
     { ...base, stageId: 's1', attempt: 1, type: 'StageAttemptStarted', at: at(), reason: 'initial', input: {}, upstream: {}, deadlineAt: deadline },
     { ...base, stageId: 's1', attempt: 1, type: 'AttemptFailed', at: at(), kind: 'agent_failure', reason: 'agent gave up', envelope: envelope('s1-gave-up', 'failure') },
@@ -149,7 +153,7 @@ export function retryRun(runId: string, start = '2025-03-01T10:01:00.000Z'): Run
     })(),
     { ...base, type: 'StageFailed', at: at(), stageId: 's1', attempt: 2, kind: 'verification', reason: 'verification error: spawn failed' },
     { ...base, type: 'ManualRecoveryOpened', at: at(), stageId: 's1', attempt: 2 },
-  ];
+  ]);
 }
 
 /** One log message: one decision's events, as the run store appends them. */
