@@ -11,7 +11,7 @@ import { ROOT } from './sf-process';
 
 export const SANDBOX_FIXTURES = path.join(ROOT, 'e2e/fixtures/sandbox');
 
-/** Environment canaries; SF_WEBHOOK_URL is an SF_* variable with a password inside a URL. */
+/** Environment canaries: SF_API_TOKENS holds one `name:scopes:token` entry, SF_WEBHOOK_URL (an SF_* variable) a URL with a password. */
 export interface EnvCanaries {
   readonly values: Readonly<Record<string, string>>;
   readonly env: NodeJS.ProcessEnv;
@@ -26,7 +26,11 @@ export function envCanaries(extra: Readonly<Record<string, (value: string) => st
     PGPASSWORD: canaryValue('pgpw_'),
     SF_WEBHOOK_URL: canaryValue('hookpw_'),
   };
-  const env: NodeJS.ProcessEnv = { ...values, SF_WEBHOOK_URL: `https://deploy:${values.SF_WEBHOOK_URL}@hooks.example.invalid/notify` };
+  const env: NodeJS.ProcessEnv = {
+    ...values,
+    SF_API_TOKENS: `deploy-bot:read+operate:${values.SF_API_TOKENS}`,
+    SF_WEBHOOK_URL: `https://deploy:${values.SF_WEBHOOK_URL}@hooks.example.invalid/notify`,
+  };
   for (const [name, wrap] of Object.entries(extra)) {
     values[name] = canaryValue(`${name.toLowerCase().replace(/[^a-z]/g, '')}_`);
     env[name] = wrap(values[name]!);
