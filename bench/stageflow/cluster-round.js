@@ -5,6 +5,7 @@
  * verifier replicas. This process only submits runs through the
  * JetStream log, watches them finish, and measures.
  */
+const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { Client } = require('pg');
 const { connect } = require('@nats-io/transport-node');
@@ -38,7 +39,7 @@ async function dropStreams(natsUrl, namespace) {
  */
 roundMain(async (spec) => {
   const namespace = `bench${randomBytes(4).toString('hex')}`;
-  const env = { ...process.env, NATS_URL: spec.natsUrl, DATABASE_URL: spec.databaseUrl, SF_NAMESPACE: namespace, SF_API_TOKENS: 'bench' };
+  const env = { ...process.env, NATS_URL: spec.natsUrl, DATABASE_URL: spec.databaseUrl, SF_NAMESPACE: namespace, SF_API_TOKENS: 'bench', SF_KEYS_DIR: path.join(spec.dir, 'keys') };
   delete env.SF_LOG_LEVEL;
   const db = new Client({ connectionString: spec.databaseUrl });
   await db.connect();

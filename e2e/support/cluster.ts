@@ -41,7 +41,7 @@ export interface Deployment {
 }
 
 export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
-  const namespace = `e2e${randomBytes(4).toString('hex')}`;
+  const namespace = extraEnv.SF_NAMESPACE ?? `e2e${randomBytes(4).toString('hex')}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-e2e-'));
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -51,6 +51,9 @@ export function deployment(extraEnv: NodeJS.ProcessEnv = {}): Deployment {
     SF_API_TOKENS: 'e2e-token',
     SF_LOG_LEVEL: 'info',
     SF_VALIDATE_EVENTS: '1',
+    // One keys directory for the whole deployment: the verifier and the api make their signing
+    // keys there on first use, and every service and the CLI trust what is in it.
+    SF_KEYS_DIR: path.join(dir, 'keys'),
     ...extraEnv,
   };
   const processes: ServiceProcess[] = [];
