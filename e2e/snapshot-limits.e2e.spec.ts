@@ -36,6 +36,9 @@ describe('seal refusals e2e (embedded default, script agent)', () => {
   afterEach(() => sf.cleanup());
 
   it('a sparse 3 GiB artifact fails the attempt on its first delivery, naming the file, its size and the limit', async () => {
+    // The sandbox's own file size limit (1 GiB) would stop truncate first; raised here so the seal is what refuses.
+    await sf.cleanup();
+    sf = embedded({ SF_AGENT: AGENT, SF_SANDBOX_FSIZE_BYTES: String(4 * 1024 ** 3) });
     const summary = await run('bloat');
     expect(summary.status).toBe('failed');
     const [attempt] = stageOf(summary, 'bloat').attempts;
