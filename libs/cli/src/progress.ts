@@ -3,6 +3,9 @@ import type { RunEvent, RunSummary } from '@stageflow/domain';
 
 const MARK = { ok: '✔', fail: '✖', info: '•', wait: '⏸', skip: '↷' } as const;
 
+/** The recorded operator, with what the caller claimed (unverified) beside it. */
+const who = (event: { readonly by: string; readonly claimedBy?: string }) => `${event.by}${event.claimedBy ? ` (as ${event.claimedBy})` : ''}`;
+
 export function progressLine(event: RunEvent): string | undefined {
   switch (event.type) {
     case 'RunRequested':
@@ -14,7 +17,7 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'OperatorQuestionAsked':
       return `${MARK.wait} ${event.stageId} asks the operator (${event.question.kind}): ${event.question.question}`;
     case 'OperatorAnswered':
-      return `${MARK.info} ${event.stageId} answered by ${event.by}${event.answer.decision ? `: ${event.answer.decision}` : ''}`;
+      return `${MARK.info} ${event.stageId} answered by ${who(event)}${event.answer.decision ? `: ${event.answer.decision}` : ''}`;
     case 'EnvelopeRejected':
       return `  ${event.stageId} emit rejected: ${event.reason}`;
     case 'ReminderSent':
@@ -36,9 +39,9 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'ManualRecoveryOpened':
       return `${MARK.wait} ${event.stageId} waits for a recovery decision (sf runs recover --run ${event.runId} --stage ${event.stageId} --guidance "…" | --stop)`;
     case 'ManualRecoveryDecided':
-      return `${MARK.info} ${event.stageId} recovery decided by ${event.by}: ${event.decision}`;
+      return `${MARK.info} ${event.stageId} recovery decided by ${who(event)}: ${event.decision}`;
     case 'StageRetryRequested':
-      return `${MARK.info} ${event.stageId} retry requested by ${event.by}`;
+      return `${MARK.info} ${event.stageId} retry requested by ${who(event)}`;
     case 'StageSkipped':
       return `${MARK.skip} ${event.stageId} skipped (${event.reason}${event.detail ? `: ${event.detail}` : ''})`;
     case 'RunSucceeded':
@@ -46,7 +49,7 @@ export function progressLine(event: RunEvent): string | undefined {
     case 'RunFailed':
       return `${MARK.fail} run failed: ${event.reason}`;
     case 'RunCancelled':
-      return `${MARK.fail} run stopped by ${event.by}`;
+      return `${MARK.fail} run stopped by ${who(event)}`;
     case 'RunErrored':
       return `${MARK.fail} run ended in error: ${event.reason}`;
     default:
