@@ -3,12 +3,15 @@
  * `<runDir>/stages/<stageId>/attempts/<n>/artifacts/` and nowhere else — absolute paths, `..`,
  * NUL, and any symlinked component (directory or final file) are refused, the final open uses
  * O_NOFOLLOW — and the returned path is run-relative, ready for the envelope's artifacts list.
+ * An existing file is overwritten only when it is a regular file with one link (never a hard link
+ * to a file elsewhere, a FIFO, a socket or a device); nothing is truncated before that is known.
  */
 import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode, relativeSegments } from './paths';
 import { ToolRefusal } from './result';
+import { overwritePlainFile } from './write-plain-file';
 
 export interface AttemptDirs {
   readonly runDir: string;
@@ -49,13 +52,18 @@ export async function writeArtifact(dirs: AttemptDirs, relPath: unknown, content
   const stat = await lstatOrNull(target);
   if (stat?.isSymbolicLink()) throw new ToolRefusal(`${segments.join('/')} is a symlink; refusing to write through it`);
   if (stat?.isDirectory()) throw new ToolRefusal(`${segments.join('/')} is a directory`);
-  const handle = await fs.open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_NOFOLLOW, 0o644);
+  if (stat) await overwritePlainFile(target, segments.join('/'), content);
+  else await createFile(target, content);
+  return path.posix.join(artifactsRelDir(dirs), ...segments);
+}
+
+async function createFile(target: string, content: string): Promise<void> {
+  const handle = await fs.open(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
   try {
     await handle.writeFile(content, 'utf8');
   } finally {
     await handle.close();
   }
-  return path.posix.join(artifactsRelDir(dirs), ...segments);
 }
 
 async function lstatOrNull(p: string) {

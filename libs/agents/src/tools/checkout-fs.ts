@@ -1,12 +1,14 @@
 /**
  * read_file / write_file / list_files for coding stages. Guarantees: every path is resolved to
  * its real location and must stay inside the checkout's real root (a symlink pointing out is
- * refused); writes never touch `.git`; reads and listings are capped.
+ * refused); writes never touch `.git`, nor an existing file that is not a regular file with one
+ * link (a hard link may be another name of a file outside the checkout); reads and listings are capped.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode, isInside, relativeSegments } from './paths';
 import { ToolRefusal } from './result';
+import { overwritePlainFile } from './write-plain-file';
 
 export const READ_CAP_BYTES = 64 * 1024;
 export const LIST_CAP_ENTRIES = 2000;
@@ -67,8 +69,7 @@ export class CheckoutFs {
     if (await exists(target)) {
       const real = await fs.realpath(target);
       if (!isInside(root, real)) throw new ToolRefusal(`${segments.join('/')} is a symlink leading outside the checkout; refused`);
-      if (!(await fs.stat(real)).isFile()) throw new ToolRefusal(`${segments.join('/')} is not a regular file`);
-      await fs.writeFile(real, content, 'utf8');
+      await overwritePlainFile(real, segments.join('/'), content);
     } else {
       await fs.writeFile(target, content, { encoding: 'utf8', flag: 'wx' });
     }
