@@ -4,6 +4,7 @@
  * refused); writes never touch `.git`, nor an existing file that is not a regular file with one
  * link (a hard link may be another name of a file outside the checkout); reads and listings are capped.
  */
+import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { errnoCode, isInside, relativeSegments } from './paths';
@@ -40,10 +41,13 @@ export class CheckoutFs {
 
   async readFile(rel: unknown): Promise<{ content: string; truncated: boolean; bytes: number }> {
     const real = await this.resolveExisting(rel);
-    const stat = await fs.stat(real);
-    if (!stat.isFile()) throw new ToolRefusal(`${String(rel)} is not a file`);
-    const handle = await fs.open(real, 'r');
+    const handle = await fs.open(real, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK).catch((err: unknown) => {
+      if (errnoCode(err) === 'ENXIO' || errnoCode(err) === 'ELOOP') throw new ToolRefusal(`${String(rel)} is not a file`);
+      throw err;
+    });
     try {
+      const stat = await handle.stat();
+      if (!stat.isFile()) throw new ToolRefusal(`${String(rel)} is not a file`);
       const buffer = Buffer.alloc(Math.min(stat.size, READ_CAP_BYTES));
       const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
       return { content: buffer.subarray(0, bytesRead).toString('utf8'), truncated: stat.size > READ_CAP_BYTES, bytes: stat.size };

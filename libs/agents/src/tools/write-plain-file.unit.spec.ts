@@ -77,6 +77,10 @@ describe('write_file onto an existing checkout entry', () => {
     expect(fs.readFileSync(outside, 'utf8')).toBe(ORIGINAL);
   });
 
+  it.each([['pipe.md'], ['null.md']])('read_file refuses %s without blocking', async (rel) => {
+    await expect(files().readFile(rel)).rejects.toThrow(`${rel} is not a file`);
+  });
+
   it('replaces the whole content of a plain file', async () => {
     await files().writeFile('plain.md', 'new\n');
     expect(fs.readFileSync(path.join(checkout, 'plain.md'), 'utf8')).toBe('new\n');
