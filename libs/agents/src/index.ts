@@ -1,9 +1,8 @@
 export type { AgentBackend, AgentSession, JsonMemory, TurnInput, TurnResult } from './backend';
-export { ToolHost, type ToolHostOptions, type ParkedQuestion, type SelfCheck, type SelfCheckResult } from './tools/host';
+export { ToolHost, OUTPUT_CAP_BYTES, type CommandResult, type ToolHostOptions, type ParkedQuestion, type SelfCheck, type SelfCheckResult } from './tools/host';
 export type { ToolResult } from './tools/result';
 export { TOOL_NAMES, type ToolName, type ToolSpec } from './tools/schemas';
 export { artifactsRelDir } from './tools/artifacts';
-export { OUTPUT_CAP_BYTES, ENV_ALLOW_LIST } from './tools/run-command';
 export { runSession, reminderText, type ResumeState, type RunSessionOptions, type SessionOutcome, type SessionFailureKind, type SessionRecorder } from './session';
 export { buildPrompt, type Prompt, type PromptInput } from './prompt';
 export { ScriptBackend } from './script/script';

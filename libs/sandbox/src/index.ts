@@ -3,5 +3,6 @@ export { sandboxConfigFromEnv, SandboxConfigError, DEFAULT_LIMITS, DEFAULT_SANDB
 export { probeSandbox, type SandboxProbe, type SandboxProperty } from './probe';
 export { OUTPUT_GRACE_MS, SANDBOX_HOME, SANDBOX_TMP, sandboxIdentity, type Isolation, type SandboxCommand, type SandboxOutcome } from './run';
 export type { Bind } from './mounts';
+export type { OutputKeep } from './capped-output';
 export type { LimitName } from './limits';
 export { redact, REDACTED } from './redact';

@@ -92,7 +92,9 @@ export interface MountPlan {
 }
 
 export function mountArgs(plan: MountPlan): string[] {
-  const binds = [...plan.binds, ...nodePrefix()];
+  const all = [...plan.binds, ...nodePrefix()];
+  // A read-only bind inside a writable one would make part of it read-only: the writable one wins.
+  const binds = all.filter((b) => b.writable || !all.some((w) => w.writable && within(b.src, w.src)));
   const mounts: Mount[] = binds.map((b) => ({ dest: b.dest ?? b.src, args: [b.writable ? '--bind' : '--ro-bind', b.src, b.dest ?? b.src], hide: false }));
   const hidden = new Set(plan.hidden.map((h) => path.resolve(h)));
   for (const b of binds) hidden.add(path.join(b.src, '.stageflow'));

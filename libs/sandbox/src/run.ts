@@ -25,7 +25,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { timerDelayMs } from '@stageflow/domain';
-import { CappedOutput } from './capped-output';
+import { CappedOutput, type OutputKeep } from './capped-output';
 import { ensureTraversable, grantGroupWrite } from './access';
 import type { SandboxConfig } from './config';
 import { limitedArgv, stoppingLimit, type LimitName } from './limits';
@@ -54,6 +54,8 @@ export interface SandboxCommand {
   readonly timeoutMs: number;
   readonly stdin?: string;
   readonly outputCapBytes: number;
+  /** Which part of an over-long stream is kept: the first bytes (default) or the last. */
+  readonly outputKeep?: OutputKeep;
   readonly secrets?: readonly string[];
   readonly signal?: AbortSignal;
   readonly onProgress?: () => void;
@@ -122,11 +124,11 @@ async function makeScratch(identity: Identity | undefined, network: boolean): Pr
 
 async function prepareAccess(cmd: SandboxCommand, identity: Identity, hidden: readonly string[]): Promise<void> {
   for (const dir of cmd.writable) {
-    await ensureTraversable(dir);
+    await ensureTraversable(dir, identity.uid, identity.gid);
     await grantGroupWrite(dir, identity.gid, hidden);
   }
   for (const bind of cmd.binds ?? []) {
-    await ensureTraversable(bind.src);
+    await ensureTraversable(bind.src, identity.uid, identity.gid);
     if (bind.writable) await grantGroupWrite(bind.src, identity.gid, hidden);
   }
 }
@@ -153,8 +155,8 @@ export async function runInSandbox(config: SandboxConfig, isolation: Isolation, 
   const started = Date.now();
   const secrets = cmd.secrets ?? [];
   const slack = Math.max(0, ...secrets.map((s) => Buffer.byteLength(s)));
-  const stdout = new CappedOutput(cmd.outputCapBytes, slack);
-  const stderr = new CappedOutput(cmd.outputCapBytes, slack);
+  const stdout = new CappedOutput(cmd.outputCapBytes, slack, cmd.outputKeep);
+  const stderr = new CappedOutput(cmd.outputCapBytes, slack, cmd.outputKeep);
   const identity = sandboxIdentity(config);
   const network = isolation === 'bwrap' && cmd.network === true;
   const hidden = [...config.hiddenPaths, ...(cmd.hidden ?? []), ...cmd.writable.map((dir) => path.join(dir, '.stageflow'))];

@@ -5,7 +5,7 @@ import { runSession } from '../session';
 import { goodEmit, makeHost, makeStage, tempRun, type TempRun } from '../testing/fixtures';
 import { ExecBackend, type ExecBackendOptions } from './exec';
 import { stopHook } from './stop-hook';
-import { stageToolCommand } from './tool-client';
+import { postToolServer, stageToolCommand } from './tool-client';
 import { ToolServer } from './tool-server';
 
 let run: TempRun;
@@ -14,11 +14,16 @@ beforeEach(() => {
 });
 afterEach(() => run.cleanup());
 
-/** An "agent CLI": node code that calls the tool server like `sf stage ...` would. */
+/** An "agent CLI": node code that calls the tool server (Unix socket) like `sf stage ...` would. */
 const agent = (code: string) => [
   process.execPath,
   '-e',
-  `const call = (tool, args) => fetch(process.env.SF_TOOL_URL + '/tools/' + tool, { method: 'POST', headers: { authorization: 'Bearer ' + process.env.SF_TOOL_TOKEN }, body: JSON.stringify(args) }).then((r) => r.json());
+  `const call = (tool, args) => new Promise((resolve, reject) => {
+     const req = require('http').request({ socketPath: process.env.SF_TOOL_SOCKET, path: '/tools/' + tool, method: 'POST', headers: { authorization: 'Bearer ' + process.env.SF_TOOL_TOKEN } }, (res) => {
+       let body = ''; res.on('data', (c) => (body += c)); res.on('end', () => resolve(JSON.parse(body)));
+     });
+     req.on('error', reject); req.end(JSON.stringify(args));
+   });
    (async () => { ${code} })().catch((e) => { console.error(e); process.exit(3); });`,
 ];
 
@@ -87,6 +92,26 @@ describe('exec backend', () => {
     expect(reminders).toEqual([]);
   });
 
+  it('runs the CLI sandboxed: scratch environment, no service files, `sf stage` on PATH over the bound socket', async () => {
+    const canary = `exec-canary-${process.pid}-${Date.now()}`;
+    process.env.SF_EXEC_TEST_SECRET = canary;
+    try {
+      const { go, host } = session([
+        'bash',
+        '-c',
+        `{ env; cat /proc/*/environ; ls /root; } > seen.txt 2>&1; sf stage artifact '{"path":"r.md","content":"R"}' && sf stage emit '${JSON.stringify(goodEmit)}'`,
+      ]);
+      expect(await go()).toEqual({ kind: 'emitted', envelope: goodEmit });
+      expect(host.accepted).toEqual(goodEmit);
+      const seen = fs.readFileSync(path.join(run.checkout, 'seen.txt'), 'utf8');
+      expect(seen).not.toContain(canary);
+      expect(seen).toContain('SF_TOOL_SOCKET=/run/stageflow/tool.sock');
+      expect(fs.readFileSync(path.join(run.runDir, 'stages/build/attempts/1/artifacts/r.md'), 'utf8')).toBe('R');
+    } finally {
+      delete process.env.SF_EXEC_TEST_SECRET;
+    }
+  });
+
   it('kills a CLI that keeps running after its envelope was accepted', async () => {
     const started = Date.now();
     const { go } = session(agent(`await call('emit_stage_envelope', ${JSON.stringify(goodEmit)}); await new Promise((r) => setTimeout(r, 30000));`));
@@ -100,7 +125,7 @@ describe('tool server', () => {
     const server = new ToolServer(makeHost(run));
     const env = await server.start();
     try {
-      const response = await fetch(`${env.SF_TOOL_URL}/tools/emit_stage_envelope`, { method: 'POST', headers: { authorization: 'Bearer wrong' }, body: '{}' });
+      const response = await postToolServer(env.SF_TOOL_SOCKET, 'wrong', '/tools/emit_stage_envelope', '{}');
       expect(response.status).toBe(401);
       const viaClient = await stageToolCommand('emit', JSON.stringify(goodEmit), { ...env, SF_TOOL_TOKEN: 'x'.repeat(64) });
       expect(viaClient.exitCode).toBe(1);
@@ -117,7 +142,7 @@ describe('tool server', () => {
       expect((await stageToolCommand('artifact', '{"path":"a.md","content":"x"}', env)).exitCode).toBe(0);
       expect(await stageToolCommand('emit', '{"status":', env)).toMatchObject({ exitCode: 1, output: expect.stringMatching(/not valid JSON/) });
       expect((await stageToolCommand('ask', '{"kind":"confirm","question":"ok?"}', env)).exitCode).toBe(2);
-      expect(await stageToolCommand('check', '', {})).toMatchObject({ exitCode: 1, output: expect.stringMatching(/SF_TOOL_URL/) });
+      expect(await stageToolCommand('check', '', {})).toMatchObject({ exitCode: 1, output: expect.stringMatching(/SF_TOOL_SOCKET/) });
     } finally {
       await server.close();
     }
@@ -167,6 +192,6 @@ describe('stopHook', () => {
   });
 
   it('fails open when the server is unreachable', async () => {
-    expect(await stopHook('{}', { SF_TOOL_URL: 'http://127.0.0.1:1', SF_TOOL_TOKEN: 't' })).toBe('');
+    expect(await stopHook('{}', { SF_TOOL_SOCKET: path.join(run.root, 'no.sock'), SF_TOOL_TOKEN: 't' })).toBe('');
   });
 });

@@ -1,15 +1,21 @@
 /**
- * The `exec` backend: an external agent CLI run in the checkout, one process per turn.
+ * The `exec` backend: an external agent CLI run in the sandbox (@stageflow/sandbox), one process
+ * per turn.
  *
- * Each turn: a ToolServer for the host is started; the command runs in its own process group in
- * the checkout (or the run directory when the stage has none) with the allow-listed environment,
- * the SF_* variables, SF_TOOL_URL/SF_TOOL_TOKEN, SF_TURN, SF_TURN_KIND (start|reminder|answer)
- * and SF_PROMPT_FILE; the turn's text (prompt, reminder or operator answer) is on stdin and in
- * that file. The agent reaches the stage tools through `sf stage emit|artifact|ask|check`.
+ * Each turn: a ToolServer for the host listens on a Unix socket in a fresh directory, bound into
+ * the sandbox at TOOL_DIR_INSIDE; the CLI runs in the checkout (or, without one, the attempt's
+ * artifact directory) with the sandbox's scratch environment plus: the names in `passEnv` taken
+ * from the agent-runner's own environment (its configuration, e.g. the CLI's API key and model
+ * endpoint; never from the pipeline YAML), the SF_* variables, SF_TOOL_SOCKET/SF_TOOL_TOKEN,
+ * SF_TURN, SF_TURN_KIND (start|reminder|answer) and SF_PROMPT_FILE; the turn's text (prompt,
+ * reminder or operator answer) is on stdin and in that file (bound read-only). An `sf` command on
+ * PATH runs this installation's bin/sf.js (bound read-only), so `sf stage emit|artifact|ask|check`
+ * reach the stage tools. The CLI has a network (user-mode, never the host loopback) when the stage
+ * says `network: true` or the agent-runner's `network` option is set.
  *
  * Guarantees: once an envelope is accepted or the session parks, the CLI gets `stopGraceMs` to
- * exit and is then killed with its whole group (so it cannot change the checkout after the
- * capture); on abort the group is killed at once and the turn is `aborted`; a non-zero exit with
+ * exit and is then killed with its whole sandbox (so it cannot change the checkout after the
+ * capture); on abort the sandbox is killed at once and the turn is `aborted`; a non-zero exit with
  * no accepted envelope is a provider_error carrying the tail of stderr; the server and its token
  * live only for the turn, and the token never appears in the turn's result.
  *
@@ -17,18 +23,17 @@
  * file (outside the checkout) registering `sf stage stop-hook` as its Stop hook, and appends
  * `--settings <file>` to the command.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { defaultSandbox, type Bind, type Sandbox } from '@stageflow/sandbox';
 import type { AgentBackend, AgentSession, TurnInput, TurnResult } from '../backend';
-import { allowListedEnv } from '../tools/run-command';
 import { defaultSfBin, installStopHook, type StopHookCli } from './stop-hook-settings';
-import { ToolServer } from './tool-server';
+import { TOOL_SOCKET_NAME, ToolServer } from './tool-server';
 
 export interface ExecBackendOptions {
   /** argv of the agent CLI, e.g. ['claude', '-p', '--output-format', 'json']. */
   readonly command: readonly string[];
-  /** Names passed through from the runner's environment beyond the allow-list (e.g. the CLI's API key). */
+  /** Names passed through from the runner's environment (e.g. the CLI's API key); nothing else is. */
   readonly passEnv?: readonly string[];
   /** Fixed extra environment. */
   readonly env?: Readonly<Record<string, string>>;
@@ -37,9 +42,18 @@ export interface ExecBackendOptions {
   readonly stopHook?: StopHookCli;
   /** bin/sf.js the hook runs (default: `SF_BIN`, else this repository's). */
   readonly sfBin?: string;
+  /** Give every turn a network (for a CLI that calls a remote model), whatever the stage says. */
+  readonly network?: boolean;
+  /** Default: the process-wide sandbox. */
+  readonly sandbox?: Sandbox;
 }
 
-const STDERR_TAIL = 2000;
+/** Where the tool server's socket directory appears inside the sandbox. */
+export const TOOL_DIR_INSIDE = '/run/stageflow';
+/** Where the `sf` wrapper is written inside the private tmp. */
+const BIN_INSIDE = '/tmp/.sf-bin';
+const OUTPUT_TAIL = 2000;
+const TURN_TIMEOUT_MS = 24 * 60 * 60_000;
 
 export class ExecBackend implements AgentBackend {
   readonly name = 'exec';
@@ -54,70 +68,91 @@ export class ExecBackend implements AgentBackend {
     const toolEnv = await server.start();
     try {
       const attemptDir = path.dirname(host.artifactsDir);
-      await fs.mkdir(attemptDir, { recursive: true });
+      await fs.mkdir(host.artifactsDir, { recursive: true });
       const promptFile = path.join(attemptDir, `turn-${session.turn}.prompt.md`);
       const text = turnText(session.input);
       await fs.writeFile(promptFile, text, 'utf8');
-      const hookArgs = this.options.stopHook ? await installStopHook(this.options.stopHook, attemptDir, session.turn, this.options.sfBin ?? defaultSfBin()) : [];
+      const sfBin = this.options.sfBin ?? defaultSfBin();
+      const hookArgs = this.options.stopHook ? await installStopHook(this.options.stopHook, attemptDir, session.turn, sfBin) : [];
       const passed: Record<string, string> = {};
       for (const name of this.options.passEnv ?? []) if (process.env[name] !== undefined) passed[name] = process.env[name]!;
-      const env = allowListedEnv({
+      const env = {
         ...passed,
         ...host.env(),
-        ...toolEnv,
+        SF_TOOL_SOCKET: path.join(TOOL_DIR_INSIDE, TOOL_SOCKET_NAME),
+        SF_TOOL_TOKEN: toolEnv.SF_TOOL_TOKEN,
         SF_TURN: String(session.turn),
         SF_TURN_KIND: session.input.kind,
         SF_PROMPT_FILE: promptFile,
         ...this.options.env,
-      });
-      const result = await this.runCli(session, env, hookArgs, text, host.options.checkout ?? host.options.runDir);
+      };
+      const install = installRoot(sfBin);
+      const hasInstall = await fs.stat(install).then(
+        () => true,
+        () => false,
+      );
+      const readOnly: Bind[] = [promptFile, ...hookArgs.filter((arg) => path.isAbsolute(arg)), ...(hasInstall ? [install] : [])].map((src) => ({ src }));
+      const result = await this.runCli(session, env, hookArgs, text, readOnly, server.socketDir!, sfBin);
       return withoutSecret(result, toolEnv.SF_TOOL_TOKEN);
     } finally {
       await server.close();
     }
   }
 
-  private runCli(session: AgentSession, env: Record<string, string>, extraArgs: readonly string[], stdin: string, cwd: string): Promise<TurnResult> {
-    const [file, ...command] = this.options.command;
-    const args = [...command, ...extraArgs];
-    return new Promise((resolve) => {
-      let stderr = '';
-      let stdout = '';
-      let stopping = false;
-      const child = spawn(file!, args, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-      const killGroup = () => {
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      };
-      const watch = setInterval(() => {
-        if (!stopping && session.host.shouldStop) {
-          stopping = true;
-          setTimeout(killGroup, this.options.stopGraceMs ?? 5000).unref();
-        }
-      }, 50);
-      const onAbort = () => killGroup();
-      session.signal.addEventListener('abort', onAbort, { once: true });
-      child.stdin.on('error', () => undefined);
-      child.stdin.end(stdin);
-      child.stdout.on('data', (c: Buffer) => (stdout = (stdout + c.toString('utf8')).slice(-STDERR_TAIL)));
-      child.stderr.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-STDERR_TAIL)));
-      const done = (result: TurnResult) => {
-        clearInterval(watch);
-        session.signal.removeEventListener('abort', onAbort);
-        killGroup();
-        resolve(result);
-      };
-      child.once('error', (err) => done({ kind: 'provider_error', message: `cannot start agent command ${file}: ${err.message}` }));
-      child.once('close', (code, signal) => {
-        if (session.signal.aborted) return done({ kind: 'aborted' });
-        if (code === 0 || session.host.shouldStop) return done({ kind: 'ended', text: stdout });
-        done({ kind: 'provider_error', message: `agent command exited with ${code !== null ? `code ${code}` : `signal ${signal}`}: ${stderr.trim() || '(no stderr)'}` });
+  private async runCli(session: AgentSession, env: Record<string, string>, extraArgs: readonly string[], stdin: string, readOnly: readonly Bind[], socketDir: string, sfBin: string): Promise<TurnResult> {
+    const { host } = session;
+    const [file] = this.options.command;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    session.signal.addEventListener('abort', onAbort, { once: true });
+    if (session.signal.aborted) stop.abort();
+    let stopping = false;
+    const watch = setInterval(() => {
+      if (!stopping && host.shouldStop) {
+        stopping = true;
+        setTimeout(() => stop.abort(), this.options.stopGraceMs ?? 5000).unref();
+      }
+    }, 50);
+    try {
+      const checkout = host.options.checkout;
+      const outcome = await (this.options.sandbox ?? defaultSandbox()).run({
+        argv: [...this.options.command, ...extraArgs],
+        cwd: checkout ?? host.artifactsDir,
+        env,
+        writable: [...(checkout ? [checkout] : []), host.artifactsDir],
+        binds: [...readOnly, { src: socketDir, dest: TOOL_DIR_INSIDE, writable: true }],
+        pathPrepend: [BIN_INSIDE],
+        onPrivateTmp: (tmp) => writeSfWrapper(path.join(tmp, path.basename(BIN_INSIDE)), sfBin),
+        network: host.stage.network === true || this.options.network === true,
+        // The session's signal ends the turn at the attempt deadline.
+        timeoutMs: TURN_TIMEOUT_MS,
+        stdin,
+        outputCapBytes: OUTPUT_TAIL,
+        outputKeep: 'tail',
+        signal: stop.signal,
       });
-    });
+      if (outcome.start_error !== undefined) return { kind: 'provider_error', message: `cannot start agent command ${file}: ${outcome.start_error}` };
+      if (session.signal.aborted) return { kind: 'aborted' };
+      if (outcome.exit_code === 0 || host.shouldStop) return { kind: 'ended', text: outcome.stdout };
+      const how = outcome.timed_out ? 'ran past the attempt deadline' : outcome.exit_code !== null ? `exited with code ${outcome.exit_code}` : `exited with signal ${outcome.signal}`;
+      return { kind: 'provider_error', message: `agent command ${how}: ${outcome.stderr.trim() || '(no stderr)'}` };
+    } finally {
+      clearInterval(watch);
+      session.signal.removeEventListener('abort', onAbort);
+    }
   }
+}
+
+/** The installation holding bin/sf.js (its node_modules and dist/ included), bound read-only. */
+function installRoot(sfBin: string): string {
+  return path.dirname(path.dirname(path.resolve(sfBin)));
+}
+
+/** `sf` on the sandbox's PATH: this Node binary running `sfBin`. */
+async function writeSfWrapper(binDir: string, sfBin: string): Promise<void> {
+  await fs.mkdir(binDir, { recursive: true });
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  await fs.writeFile(path.join(binDir, 'sf'), `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(sfBin)} "$@"\n`, { mode: 0o755 });
 }
 
 function withoutSecret(result: TurnResult, secret: string): TurnResult {

@@ -1,6 +1,7 @@
 /**
- * ToolServer: exposes one attempt's ToolHost over HTTP on 127.0.0.1 for an external agent CLI
- * (`sf stage emit|artifact|ask|check`, and the stop hook).
+ * ToolServer: exposes one attempt's ToolHost over HTTP on a Unix socket for an external agent CLI
+ * (`sf stage emit|artifact|ask|check`, and the stop hook). The socket lives alone in a fresh
+ * directory, which the exec backend binds into the agent's sandbox; no TCP port is opened.
  *
  *   POST /tools/<name>   body: the tool's JSON arguments  → { content, isError, parked? }
  *   POST /hook/stop      → { block: boolean, reason? }
@@ -11,9 +12,13 @@
  * and only when the self-check exists, ran, and reported missing outputs.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import * as fs from 'node:fs/promises';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { ToolHost } from '../tools/host';
+
+export const TOOL_SOCKET_NAME = 'tool.sock';
 
 export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
@@ -21,16 +26,20 @@ export class ToolServer {
   readonly token = randomBytes(32).toString('hex');
   private server?: http.Server;
   private blockedThisTurn = false;
+  /** The directory holding only the socket (bound into the sandbox); set by `start`. */
+  socketDir?: string;
 
   constructor(private readonly host: ToolHost) {}
 
-  /** Starts listening; returns SF_TOOL_URL and SF_TOOL_TOKEN for the agent's environment. */
-  async start(): Promise<{ SF_TOOL_URL: string; SF_TOOL_TOKEN: string }> {
+  /** Starts listening; returns SF_TOOL_SOCKET (this host's path) and SF_TOOL_TOKEN for the agent's environment. */
+  async start(): Promise<{ SF_TOOL_SOCKET: string; SF_TOOL_TOKEN: string }> {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'sf-tools-'));
+    this.socketDir = dir;
+    const socket = path.join(dir, TOOL_SOCKET_NAME);
     const server = http.createServer((req, res) => void this.handle(req, res));
     this.server = server;
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
-    return { SF_TOOL_URL: `http://127.0.0.1:${port}`, SF_TOOL_TOKEN: this.token };
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
+    return { SF_TOOL_SOCKET: socket, SF_TOOL_TOKEN: this.token };
   }
 
   /** A new agent turn: the stop hook may block once again. */
@@ -44,6 +53,7 @@ export class ToolServer {
     this.server = undefined;
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (this.socketDir) await fs.rm(this.socketDir, { recursive: true, force: true });
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {

@@ -7,21 +7,41 @@
  *    agent, recorded through `onRejected` before the result returns;
  *  - ask_operator exists only when the stage declares gate_kinds, accepts only those kinds, and
  *    parks the host: `parked` is set and `shouldStop` turns true;
- *  - every path tool is confined (see artifacts.ts / checkout-fs.ts); processes started by tools
- *    are killed by `close()` or by the session signal;
+ *  - every path tool is confined (see artifacts.ts / checkout-fs.ts); commands run in the sandbox
+ *    (@stageflow/sandbox): scratch environment plus the SF_* values, writes only to the checkout,
+ *    the attempt's artifact directory and a private tmp, a network only when the stage says
+ *    `network: true`; they are killed by `close()` or by the session signal;
  *  - a tool failure is an error result for the agent, never an exception out of `call`.
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { Exchange, OperatorQuestion, StageDefinition, StageEnvelope } from '@stageflow/domain';
 import { runEmitChecks, validateEmit, type ValidatePayload } from '@stageflow/envelope';
+import { defaultSandbox, type Sandbox } from '@stageflow/sandbox';
 import { parseQuestion } from './ask-operator';
 import { artifactsDir, writeArtifact } from './artifacts';
 import { CheckoutFs } from './checkout-fs';
 import { relativeSegments } from './paths';
 import { toolError, toolOk, ToolRefusal, type ToolResult } from './result';
-import { allowListedEnv, DEFAULT_COMMAND_TIMEOUT_MS, MAX_COMMAND_TIMEOUT_MS, ProcessGroups } from './run-command';
 import { askOperatorSpec, CHECK_OUTPUTS_SPEC, CODING_SPECS, EMIT_SPEC, WRITE_ARTIFACT_SPEC, type ToolName, type ToolSpec } from './schemas';
+
+/** Each output stream of a command keeps its last 64 KiB. */
+export const OUTPUT_CAP_BYTES = 64 * 1024;
+export const DEFAULT_COMMAND_TIMEOUT_MS = 120_000;
+export const MAX_COMMAND_TIMEOUT_MS = 30 * 60_000;
+
+/** What run_command (and a script `run` step) answers. */
+export interface CommandResult {
+  readonly exit_code: number | null;
+  readonly signal: string | null;
+  readonly timed_out: boolean;
+  /** The sandbox limit that stopped the command (processes, open_files, file_size, memory), if told. */
+  readonly limit: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly stdout_truncated: boolean;
+  readonly stderr_truncated: boolean;
+}
 
 export interface SelfCheckResult {
   /** True when every required output is present, fresh and valid. */
@@ -53,8 +73,10 @@ export interface ToolHostOptions {
   readonly newExchangeId?: () => string;
   /** run_command's default timeout. */
   readonly commandTimeoutMs?: number;
-  /** Extra environment for commands (merged after the allow-list and the SF_* variables). */
+  /** Extra environment for commands (merged after the SF_* variables). */
   readonly commandEnv?: Readonly<Record<string, string>>;
+  /** Where commands run. Default: the process-wide sandbox (`defaultSandbox()`). */
+  readonly sandbox?: Sandbox;
   /** Sees every call with its raw arguments and its result, after the call (the transcript's source). */
   readonly onToolCall?: (name: string, args: unknown, result: ToolResult) => void;
 }
@@ -68,7 +90,6 @@ export class ToolHost {
   private acceptedEnvelope?: StageEnvelope;
   private parkedOn?: ParkedQuestion;
   private rejection?: string;
-  private readonly processes = new ProcessGroups();
   private readonly controller = new AbortController();
   private readonly checkoutFs?: CheckoutFs;
 
@@ -150,10 +171,9 @@ export class ToolHost {
     }
   }
 
-  /** Kills every process the tools started and aborts running commands. Idempotent. */
+  /** Kills every sandbox the tools started. Idempotent. */
   close(): void {
     this.controller.abort();
-    this.processes.killAll();
   }
 
   private get dirs() {
@@ -224,12 +244,33 @@ export class ToolHost {
     return { content: JSON.stringify(result), isError: result.exit_code !== 0 };
   }
 
-  /** A shell command in the checkout (coding tools and the script backend's `run` step). */
-  async runShell(command: string, cwd?: unknown, timeoutMs?: number) {
-    const dir = cwd === undefined ? await this.coding().rootReal() : await this.coding().resolveExisting(cwd, true);
+  /** A shell command in the checkout, in the sandbox (coding tools and the script backend's `run` step). */
+  async runShell(command: string, cwd?: unknown, timeoutMs?: number): Promise<CommandResult> {
+    const root = await this.coding().rootReal();
+    const dir = cwd === undefined ? root : await this.coding().resolveExisting(cwd, true);
     const timeout = Math.min(Math.max(1, timeoutMs ?? this.options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS), MAX_COMMAND_TIMEOUT_MS);
-    const env = allowListedEnv({ ...this.env(), ...this.options.commandEnv });
-    return this.processes.run(command, { cwd: dir, env, timeoutMs: timeout, signal: this.controller.signal });
+    await fs.mkdir(this.artifactsDir, { recursive: true });
+    const outcome = await (this.options.sandbox ?? defaultSandbox()).run({
+      argv: ['bash', '-c', command],
+      cwd: dir,
+      env: { ...this.env(), ...this.options.commandEnv },
+      writable: [root, this.artifactsDir],
+      network: this.options.stage.network === true,
+      timeoutMs: timeout,
+      outputCapBytes: OUTPUT_CAP_BYTES,
+      outputKeep: 'tail',
+      signal: this.controller.signal,
+    });
+    return {
+      exit_code: outcome.exit_code,
+      signal: outcome.signal,
+      timed_out: outcome.timed_out,
+      limit: outcome.limit,
+      stdout: outcome.stdout,
+      stderr: outcome.start_error === undefined ? outcome.stderr : `could not start: ${outcome.start_error}`,
+      stdout_truncated: outcome.stdout_truncated,
+      stderr_truncated: outcome.stderr_truncated,
+    };
   }
 
   private coding(): CheckoutFs {

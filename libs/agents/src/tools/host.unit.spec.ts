@@ -8,15 +8,6 @@ beforeEach(() => {
 });
 afterEach(() => run.cleanup());
 
-/** A killed but unreaped process is a zombie: dead for our purposes. */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
 const artifactsDir = () => path.join(run.runDir, 'stages/build/attempts/1/artifacts');
 
 describe('write_stage_artifact', () => {
@@ -110,44 +101,6 @@ describe('checkout tools', () => {
     const host = makeHost(run, { checkout: undefined });
     expect(host.tools().map((t) => t.name)).toEqual(['emit_stage_envelope', 'write_stage_artifact']);
     expect((await host.call('read_file', { path: 'a' })).content).toMatch(/unknown tool read_file/);
-  });
-});
-
-describe('run_command', () => {
-  it('runs in the checkout with SF_* and an allow-listed environment', async () => {
-    process.env.SF_TEST_SECRET_TOKEN = 'nope';
-    const result = await makeHost(run).call('run_command', { command: 'pwd; echo "$SF_STAGE_ID $SF_ATTEMPT $SF_CHECKOUT"; echo "[$SF_TEST_SECRET_TOKEN]"' });
-    delete process.env.SF_TEST_SECRET_TOKEN;
-    const out = JSON.parse(result.content);
-    expect(out.exit_code).toBe(0);
-    expect(out.stdout).toBe(`${run.checkout}\nbuild 1 ${run.checkout}\n[]\n`);
-  });
-
-  it('caps output at the last 64 KiB', async () => {
-    const result = await makeHost(run).call('run_command', { command: 'head -c 200000 /dev/zero | tr "\\0" a; echo END' });
-    const out = JSON.parse(result.content);
-    expect(out.stdout_truncated).toBe(true);
-    expect(out.stdout.length).toBe(64 * 1024);
-    expect(out.stdout.endsWith('END\n')).toBe(true);
-  });
-
-  it('kills the whole process group on timeout', async () => {
-    const pidFile = path.join(run.root, 'child.pid');
-    const started = Date.now();
-    const result = await makeHost(run).call('run_command', { command: `sleep 30 & echo $! > ${pidFile}; wait`, timeout_ms: 200 });
-    expect(Date.now() - started).toBeLessThan(5000);
-    const out = JSON.parse(result.content);
-    expect(out.timed_out).toBe(true);
-    const pid = Number(fs.readFileSync(pidFile, 'utf8'));
-    expect(alive(pid)).toBe(false);
-  });
-
-  it('close() kills running commands', async () => {
-    const host = makeHost(run);
-    const pending = host.call('run_command', { command: 'sleep 30' });
-    setTimeout(() => host.close(), 100);
-    const out = JSON.parse((await pending).content);
-    expect(out.signal).toBe('SIGKILL');
   });
 });
 

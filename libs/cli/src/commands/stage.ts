@@ -11,7 +11,7 @@ async function readStdin(): Promise<string> {
 
 /**
  * The stage tools for an external agent CLI (the `exec` backend): each verb calls the
- * agent-runner's tool server named by SF_TOOL_URL / SF_TOOL_TOKEN. Exit 0 ok, 1 refused, 2 parked.
+ * agent-runner's tool server on the Unix socket named by SF_TOOL_SOCKET (token SF_TOOL_TOKEN). Exit 0 ok, 1 refused, 2 parked.
  */
 export function registerStage(program: Command, out: Output, setExit: (code: number) => void): void {
   const stage = program.command('stage').description('stage tools for an external agent running inside an attempt');
