@@ -58,9 +58,10 @@ function probeReports(value: unknown): string[] {
   return [];
 }
 
+/** stdout as JSON (a failed run prints its summary too); anything else throws with stderr. */
 const jsonOf = (result: SfResult, what: string): unknown => {
-  if (result.code !== 0 && result.code !== 1) throw new Error(`${what} exited ${result.code}: ${result.stderr.slice(-2000)}`);
-  return JSON.parse(result.stdout);
+  if ((result.code === 0 || result.code === 1) && result.stdout.trim().startsWith('{')) return JSON.parse(result.stdout);
+  throw new Error(`${what} exited ${result.code}: ${result.stderr.slice(-2000)}`);
 };
 
 describe('sandbox canaries', () => {
