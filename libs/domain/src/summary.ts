@@ -81,7 +81,7 @@ export interface SecurityNotice {
   readonly reason: string;
 }
 
-export function securityNotices(state: RunState): SecurityNotice[] {
+export function securityNotices(state: Pick<RunState, 'refusals'>): SecurityNotice[] {
   return (state.refusals ?? []).map((r) => ({
     at: r.at,
     refused: r.refusedType,

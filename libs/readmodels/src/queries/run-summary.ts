@@ -3,6 +3,10 @@
  * `summarizeRun(foldRun(events), options)` of @stageflow/domain, field for field, provided event
  * times are in `Date#toISOString` form (timestamps are stored as timestamptz).
  */
+import {
+  securityNotices,
+  type SignatureRefusal,
+} from '@stageflow/domain';
 import type {
   AttemptSummary,
   CheckStatus,
@@ -14,7 +18,7 @@ import type {
   StageStatus,
   StageSummary,
 } from '@stageflow/domain';
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database } from '../schema';
 import { iso, isoOrNull, withBlobsResolved } from './blobs';
 
@@ -30,7 +34,7 @@ export async function getRunSummary(
 ): Promise<RunSummary | undefined> {
   const run = await db.selectFrom('runs').selectAll().where('run_id', '=', runId).executeTakeFirst();
   if (!run) return undefined;
-  const [stages, attempts, checks, envelopes] = await Promise.all([
+  const [stages, attempts, checks, envelopes, refusals] = await Promise.all([
     db.selectFrom('stages').selectAll().where('run_id', '=', runId).execute(),
     db.selectFrom('attempts').selectAll().where('run_id', '=', runId).orderBy('stage_id').orderBy('ordinal').execute(),
     db
@@ -42,6 +46,7 @@ export async function getRunSummary(
       .orderBy('ordinal')
       .execute(),
     options.includeEnvelopes ? envelopesOf(db, runId) : Promise.resolve(new Map<string, StageEnvelope>()),
+    refusalsOf(db, runId),
   ]);
   const stageRows = new Map(stages.map((s) => [s.stage_id, s]));
   const checksOf = groupBy(checks, (c) => `${c.stage_id}\u0000${c.attempt}`);
@@ -87,7 +92,22 @@ export async function getRunSummary(
     finished_at: isoOrNull(run.finished_at),
     labels: run.labels,
     stages: stageSummaries,
+    ...(refusals.length ? { security: securityNotices({ refusals }) } : {}),
   };
+}
+
+/**
+ * The run's refused verdicts and operator decisions, as its fold recorded them. The fold is text
+ * (jsonb refuses the escaped U+0000 it may hold), read only when it has any.
+ */
+async function refusalsOf(db: Kysely<Database>, runId: string): Promise<SignatureRefusal[]> {
+  const row = await db
+    .selectFrom('run_folds')
+    .select(sql<string | null>`case when strpos(state, '"refusals":') > 0 then state end`.as('state'))
+    .where('run_id', '=', runId)
+    .executeTakeFirst();
+  if (!row?.state) return [];
+  return (JSON.parse(row.state) as { run: { refusals?: SignatureRefusal[] } }).run.refusals ?? [];
 }
 
 /** stageId → accepted envelope, else the envelope of its latest attempt that left one. */
