@@ -1,5 +1,6 @@
 /** The `sf` command. Exit codes: 0 ok / run succeeded, 1 failed or invalid, 2 waiting on an operator. */
 import { Command, CommanderError } from 'commander';
+import { registerDoctor } from './commands/doctor';
 import { registerEnvelope } from './commands/envelope';
 import { registerMcp } from './commands/mcp';
 import { registerPipelines } from './commands/pipelines';
@@ -30,6 +31,7 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerStage(program, out, setExit);
   registerMcp(program, out, setExit);
   registerPipelines(program, out, setExit);
+  registerDoctor(program, out, setExit);
   try {
     await program.parseAsync(argv as string[]);
     return exitCode;

@@ -9,6 +9,8 @@
  *   SF_SANDBOX_NOFILE        open files per process (RLIMIT_NOFILE)                default 1024
  *   SF_SANDBOX_FSIZE_BYTES   largest file a process may write (RLIMIT_FSIZE)       default 1 GiB
  *   SF_SANDBOX_MEMORY_BYTES  address space per process (RLIMIT_AS)                 default 3 GiB
+ *   SF_SANDBOX_BWRAP         bubblewrap binary                                      default /usr/bin/bwrap
+ *   SF_SANDBOX_SLIRP4NETNS   slirp4netns binary (network: true)                     default /usr/bin/slirp4netns
  */
 import * as path from 'node:path';
 
@@ -70,7 +72,7 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
       memoryBytes: positiveInteger(env, 'SF_SANDBOX_MEMORY_BYTES', DEFAULT_LIMITS.memoryBytes),
     },
     hiddenPaths: [home, ...(env.SF_WORK_DIR ? [path.resolve(env.SF_WORK_DIR)] : [])],
-    bwrapPath: '/usr/bin/bwrap',
-    slirp4netnsPath: '/usr/bin/slirp4netns',
+    bwrapPath: env.SF_SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
+    slirp4netnsPath: env.SF_SANDBOX_SLIRP4NETNS?.trim() || '/usr/bin/slirp4netns',
   };
 }

@@ -6,3 +6,4 @@ export type { Bind } from './mounts';
 export type { OutputKeep } from './capped-output';
 export type { LimitName } from './limits';
 export { redact, REDACTED } from './redact';
+export { embeddedStartup, missingProperties, serviceStartup, type StartupDecision } from './startup';

@@ -26,6 +26,7 @@ export async function createBackend(given: AgentSpec | undefined, env: NodeJS.Pr
         passEnv: (env.SF_EXEC_PASS_ENV ?? '').split(',').map((s) => s.trim()).filter(Boolean),
         ...(stopHook ? { stopHook } : {}),
         ...(env.SF_BIN ? { sfBin: env.SF_BIN } : {}),
+        network: execNetworkOf(env),
       });
     }
     default: {
@@ -33,6 +34,13 @@ export async function createBackend(given: AgentSpec | undefined, env: NodeJS.Pr
       throw new Error(`unknown agent ${String(unreachable)}`);
     }
   }
+}
+
+/** `SF_EXEC_NETWORK=on` gives the exec CLI a sandboxed network every turn (to reach its model); default off. */
+function execNetworkOf(env: NodeJS.ProcessEnv): boolean {
+  const value = env.SF_EXEC_NETWORK?.trim() || 'off';
+  if (value === 'on' || value === 'off') return value === 'on';
+  throw new Error(`SF_EXEC_NETWORK=${value}: expected on or off`);
 }
 
 /** `SF_EXEC_STOP_HOOK=claude` installs the Stop hook for Claude Code; anything else is refused. */

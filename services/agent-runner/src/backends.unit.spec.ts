@@ -26,6 +26,13 @@ describe('createBackend', () => {
     await expect(createBackend(exec, { SF_EXEC_STOP_HOOK: 'cursor' })).rejects.toThrow(/only supported stop hook is claude/);
   });
 
+  it('SF_EXEC_NETWORK=on gives the exec CLI a network; off by default; another value is refused', async () => {
+    const exec = { kind: 'exec', command: 'claude -p' } as const;
+    await expect(createBackend(exec, { SF_EXEC_NETWORK: 'on' })).resolves.toMatchObject({ options: { network: true } });
+    await expect(createBackend(exec, {})).resolves.toMatchObject({ options: { network: false } });
+    await expect(createBackend(exec, { SF_EXEC_NETWORK: 'yes' })).rejects.toThrow(/expected on or off/);
+  });
+
   it('refuses to start without a spec or $SF_AGENT, naming both', async () => {
     await expect(createBackend(undefined, {})).rejects.toThrow(/pass --agent or set SF_AGENT/);
   });

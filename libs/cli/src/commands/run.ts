@@ -62,6 +62,7 @@ export function registerRun(program: Command, out: Output, setExit: (code: numbe
         throw new UsageError('no agent backend: pass --agent (script:<file> | openai | anthropic | exec:<command>) or set SF_AGENT');
       }
       const agent = agentText !== undefined ? parseAgentSpec(agentText) : undefined;
+      if (config.mode === 'embedded') await warnIfUnsandboxed(out);
       if (config.mode === 'cluster' && flags.agent !== undefined) out.err('sf: --agent is ignored against a cluster: agent-runners use their own configured backend');
       const session = await openSession(config, agent);
       try {
@@ -84,4 +85,11 @@ export function registerRun(program: Command, out: Output, setExit: (code: numbe
         await session.close();
       }
     });
+}
+
+/** The embedded default runs agent code here: without a sandbox it still runs, and says so once. */
+async function warnIfUnsandboxed(out: Output): Promise<void> {
+  const { defaultSandbox, embeddedStartup } = await import('@stageflow/sandbox');
+  const decision = embeddedStartup(await defaultSandbox().probe());
+  if (decision.kind === 'unsandboxed') out.err(`sf: warning: ${decision.reason}`);
 }
