@@ -39,11 +39,10 @@ async function appendPoison(log: EventLog, namespace: string): Promise<void> {
   await log.append(`${namespace}.evt.run.${POISON_RUN}`, poisonRequest(POISON_RUN), { expectedLastSubjectSequence: 0 });
 }
 
-const nested = (levels: number): Record<string, unknown> => {
-  let value: Record<string, unknown> = {};
-  for (let i = 0; i < levels; i++) value = { a: value };
-  return value;
-};
+function summaryOf(result: { code: number; stdout: string; stderr: string }): unknown {
+  if (!result.stdout.trim()) throw new Error(`sf runs show printed nothing (exit ${result.code}): ${result.stderr.slice(-2000)}`);
+  return JSON.parse(result.stdout);
+}
 
 describe('a poison run among twenty good ones: five services', () => {
   let d: Deployment;
@@ -52,7 +51,8 @@ describe('a poison run among twenty good ones: five services', () => {
   const request = async (command: unknown, key: string): Promise<RunRequestReply> => {
     const h = headers();
     h.set('Nats-Msg-Id', key);
-    return (await nc.request(`${d.namespace}.cmd.run.request`, JSON.stringify(command), { timeout: 20_000, headers: h })).json<RunRequestReply>();
+    const body = typeof command === 'string' ? command : JSON.stringify(command);
+    return (await nc.request(`${d.namespace}.cmd.run.request`, body, { timeout: 20_000, headers: h })).json<RunRequestReply>();
   };
   /** The run's terminal event, polling the log. */
   const ending = async (runId: string, deadlineAt: number): Promise<RunEvent> => {
@@ -96,14 +96,25 @@ describe('a poison run among twenty good ones: five services', () => {
     const poisonEnd = await ending(POISON_RUN, deadlineAt);
     expect(poisonEnd).toMatchObject({ type: 'RunErrored', reason: expect.stringMatching(/^scheduler could not process .*evt\.run\.run_poison0001 seq \d+: failed on delivery 10 of 10: TypeError/) });
 
+    const reader = await connectJetStream({ servers: String(d.env.NATS_URL), namespace: d.namespace });
+    try {
+      const dead = (await reader.log.read<{ subject: string; deliveries: number }>(`${d.namespace}.dead.events.scheduler`)).map((m) => m.data);
+      expect(dead).toEqual([expect.objectContaining({ subject: `${d.namespace}.evt.run.${POISON_RUN}`, deliveries: 10 })]);
+    } finally {
+      await reader.close();
+    }
+
     const shown = await d.sf(['runs', 'show', '--run', POISON_RUN, '--json']);
     expect(shown.code).toBe(1);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ run_id: POISON_RUN, status: 'error', reason: expect.stringContaining('TypeError') });
+    expect(summaryOf(shown)).toMatchObject({ run_id: POISON_RUN, status: 'error', reason: expect.stringContaining('TypeError') });
   });
 
   it('refuses a bus request whose input nests 8,000 levels deep with its code', async () => {
     const bundle: InlinePipelineBundle = { entry: path.basename(PIPELINE), files: { [path.basename(PIPELINE)]: fs.readFileSync(PIPELINE, 'utf8') } };
-    expect(await request({ pipeline: { inline: bundle }, input: { name: 'deep', more: nested(8000) } }, 'poison-e2e-deep')).toMatchObject({ accepted: false, code: 'input.too_deep' });
+    // Written as text: JSON.stringify itself overflows the stack on such a value.
+    const deep = `${'{"a":'.repeat(8000)}1${'}'.repeat(8000)}`;
+    const body = `{"pipeline":${JSON.stringify({ inline: bundle })},"input":{"name":"deep","more":${deep}}}`;
+    expect(await request(body, 'poison-e2e-deep')).toMatchObject({ accepted: false, code: 'input.too_deep' });
   });
 });
 
@@ -140,6 +151,6 @@ describe('a poison run among twenty good ones: the embedded default', () => {
 
     const shown = await e.sf(['runs', 'show', '--run', POISON_RUN, '--json']);
     expect(shown.code).toBe(1);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ run_id: POISON_RUN, status: 'error', reason: expect.stringMatching(/^scheduler could not process sf\.evt\.run\.run_poison0001 seq 1: failed on delivery 10 of 10: TypeError/) });
+    expect(summaryOf(shown)).toMatchObject({ run_id: POISON_RUN, status: 'error', reason: expect.stringMatching(/^scheduler could not process sf\.evt\.run\.run_poison0001 seq 1: failed on delivery 10 of 10: TypeError/) });
   });
 });
