@@ -74,6 +74,7 @@ describe('signed verdicts (embedded default)', () => {
       security: [{ refused: 'AttemptVerified', stage: 'greet', attempt: 1, reason: 'unsigned' }],
     });
     const human = await sf.sf(['runs', 'show', '--run', runId]);
-    expect(human.stdout + human.stderr).toMatch(/verdict refused: unsigned/);
+    expect(human.stdout).toMatch(/verdict refused: unsigned/);
+    expect(human.stdout).toMatch(/^security: AttemptVerified of greet attempt 1 refused \(unsigned\); not applied$/m);
   });
 });

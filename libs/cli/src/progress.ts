@@ -52,6 +52,8 @@ export function progressLine(event: RunEvent): string | undefined {
       return `${MARK.fail} run stopped by ${who(event)}`;
     case 'RunErrored':
       return `${MARK.fail} run ended in error: ${event.reason}`;
+    case 'SignatureRefused':
+      return `${MARK.fail} ${event.refusedType}${event.stageId ? ` of ${event.stageId}` : ''}${event.attempt !== undefined ? ` attempt ${event.attempt}` : ''} refused, not applied: ${event.reason}`;
     default:
       return undefined;
   }
@@ -66,5 +68,8 @@ export function board(summary: RunSummary): string {
   const header = ['STAGE', 'STATUS', 'ATTEMPTS', 'DISPOSITION', 'NOTE'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const fmt = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
-  return [`run ${summary.run_id} (${summary.pipeline}): ${summary.status}${summary.reason ? ` — ${summary.reason}` : ''}`, fmt(header), ...rows.map(fmt)].join('\n');
+  const security = (summary.security ?? []).map(
+    (n) => `security: ${n.refused}${n.stage ? ` of ${n.stage}${n.attempt !== undefined ? ` attempt ${n.attempt}` : ''}` : ''} refused (${n.reason}); not applied`,
+  );
+  return [`run ${summary.run_id} (${summary.pipeline}): ${summary.status}${summary.reason ? ` — ${summary.reason}` : ''}`, fmt(header), ...rows.map(fmt), ...security].join('\n');
 }
