@@ -10,9 +10,15 @@ export interface SnapshotRefusal {
 }
 
 const LISTED = 10;
+const SHOWN_PATH_CHARS = 200;
 
+function shown(path: string): string {
+  return path.length > SHOWN_PATH_CHARS ? `${path.slice(0, SHOWN_PATH_CHARS)}…` : path;
+}
+
+/** At most LISTED refusals, each path cut to SHOWN_PATH_CHARS, so the text stays short whatever the names. */
 export function describeRefusals(refusals: readonly SnapshotRefusal[]): string {
-  const listed = refusals.slice(0, LISTED).map((refusal) => `${refusal.path} (${refusal.rule}): ${refusal.detail}`);
+  const listed = refusals.slice(0, LISTED).map((refusal) => `${shown(refusal.path)} (${refusal.rule}): ${refusal.detail}`);
   const more = refusals.length > LISTED ? `; and ${refusals.length - LISTED} more` : '';
   return `${listed.join('; ')}${more}`;
 }

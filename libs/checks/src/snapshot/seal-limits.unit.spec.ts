@@ -88,6 +88,16 @@ describe('sealDirectory refuses what is not a plain file', () => {
     ]);
   });
 
+  it('many refusals with long names: a short reason that lists ten and counts the rest', async () => {
+    const dir = fresh('many');
+    const long = 'n'.repeat(250);
+    for (let i = 0; i < 12; i++) execFileSync('mkfifo', [join(dir, `${long}${i}`)]);
+    const error = await sealDirectory(dir, new MemoryBlobStore(), { ignoreGit: true, label: 'artifact directory' }).catch((caught: unknown) => caught as SnapshotRefusedError);
+    expect(error.refusals).toHaveLength(12);
+    expect(error.message).toMatch(/; and 2 more$/);
+    expect(error.message.length).toBeLessThan(3000);
+  });
+
   it('a name the materializer would refuse', async () => {
     const dir = fresh('names');
     writeFileSync(join(dir, '%2e%2e'), 'x');
