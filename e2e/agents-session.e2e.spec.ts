@@ -4,7 +4,7 @@
  * attempt timeout. Rejections and reminders are read back from the attempt history
  * (`sf runs verify --json`) by another process.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunSummary } from '@stageflow/domain';
@@ -20,14 +20,12 @@ const AGENT = `script:${path.join(FIXTURES, 'agent.script.yaml')}`;
 
 
 /** True once `pid` no longer exists. */
-async function processGone(pid: number, timeoutMs = 5000): Promise<boolean> {
+/** True once no host process carries `marker` in its command line (zombies aside), within `timeoutMs`. */
+async function processGone(marker: string, timeoutMs = 5000): Promise<boolean> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    try {
-      process.kill(pid, 0);
-    } catch {
-      return true;
-    }
+    const lines = execFileSync('ps', ['-eo', 'stat=,args='], { encoding: 'utf8' }).split('\n');
+    if (!lines.some((line) => line.includes(marker) && !/^\s*Z/.test(line))) return true;
     if (Date.now() > until) return false;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -100,8 +98,9 @@ describe('agent sessions e2e (embedded default, script agent)', () => {
       status: 'failed',
       attempts: [{ n: 1, disposition: 'not_run', failure: 'timeout: the attempt passed its deadline (timeout_ms 1500)' }],
     });
-    const pid = Number(fs.readFileSync(path.join(checkout, 'sleeper.pid'), 'utf8').trim());
-    expect(pid).toBeGreaterThan(0);
-    expect(await processGone(pid)).toBe(true);
+    // The sleeper ran in the sandbox (its own pid namespace): it is found by the name it ran under.
+    const marker = fs.readFileSync(path.join(checkout, 'sleeper.marker'), 'utf8').trim();
+    expect(marker).toBe(`sf-e2e-sleeper-${summary.run_id}`);
+    expect(await processGone(marker)).toBe(true);
   });
 });
