@@ -88,6 +88,13 @@ describe('prepareWorkspace with a git checkout (a bare repository over file://)'
     expect(git(workspace.checkoutDir, 'rev-parse', 'HEAD')).toBe(commits.feature);
   });
 
+  it('makes one checkout for attempts of a run that start at the same time', async () => {
+    const at = (stageId: string) =>
+      prepareWorkspace({ root: path.join(root, 'replica'), runId: 'together', stageId, attempt: 1, checkout: { kind: 'git', url, ref: 'feature' }, events: [], blobs: noBlobs });
+    const workspaces = await Promise.all([at('a'), at('b'), at('c')]);
+    for (const workspace of workspaces) expect(git(workspace.checkoutDir, 'rev-parse', 'HEAD')).toBe(commits.feature);
+  });
+
   it('keeps a made checkout as it is on the next delivery', async () => {
     const first = await prepare('kept', 'feature');
     await fs.writeFile(path.join(first.checkoutDir, 'work.txt'), 'the agent was here');

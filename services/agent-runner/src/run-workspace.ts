@@ -102,7 +102,7 @@ export async function prepareWorkspace(options: {
     return { runDir, checkoutDir: options.checkout.path, artifactsDir, inPlace: true };
   }
   const checkoutDir = path.join(runDir, 'checkout');
-  if (!(await exists(path.join(checkoutDir, CHECKED_OUT)))) await createCheckout(checkoutDir, options.checkout, options.gitEnv);
+  await checkedOut(checkoutDir, options.checkout, options.gitEnv);
   const wanted = options.parked?.checkout ?? latestCheckoutSnapshot(options.events);
   if (wanted && (await readMarker(checkoutDir)) !== wanted) {
     // Materialized beside the checkout (snapshots only fill empty folders), then moved in.
@@ -114,6 +114,20 @@ export async function prepareWorkspace(options: {
     await writeMarker(checkoutDir, wanted);
   }
   return { runDir, checkoutDir, artifactsDir, inPlace: false };
+}
+
+/** Checkouts being made in this process, by directory: concurrent attempts of a run wait for the one clone. */
+const making = new Map<string, Promise<void>>();
+
+async function checkedOut(dir: string, checkout: Checkout, env?: NodeJS.ProcessEnv): Promise<void> {
+  const pending = making.get(dir);
+  if (pending) return pending;
+  if (await exists(path.join(dir, CHECKED_OUT))) return;
+  const again = making.get(dir);
+  if (again) return again;
+  const made = createCheckout(dir, checkout, env).finally(() => making.delete(dir));
+  making.set(dir, made);
+  return made;
 }
 
 async function createCheckout(dir: string, checkout: Checkout, env?: NodeJS.ProcessEnv): Promise<void> {
