@@ -147,6 +147,19 @@ describe('least privilege on a private nats-server', () => {
     expect(listed?.status).toBe(before.status);
   });
 
+  it('a subscription the server refuses is kept on the connection, where /readyz reads it', async () => {
+    const js = await connectJetStream({ servers: nats.url, namespace, user: 'scheduler', pass: nats.passwords.scheduler });
+    try {
+      const subject = `${namespace}.cmd.run.request`;
+      await js.bus!.serve(subject, `${namespace}-api`, async () => ({}));
+      const deadline = Date.now() + 10_000;
+      while (!js.deniedSubscriptions!().includes(subject) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(js.deniedSubscriptions!()).toEqual([subject]);
+    } finally {
+      await js.close();
+    }
+  });
+
   /** Every publish (JetStream API call, append, command) the user must not make. */
   function forbiddenPublishes(user: NatsUser): string[] {
     const forbidden = [
