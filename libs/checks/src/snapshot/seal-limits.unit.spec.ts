@@ -92,7 +92,12 @@ describe('sealDirectory refuses what is not a plain file', () => {
     const dir = fresh('many');
     const long = 'n'.repeat(250);
     for (let i = 0; i < 12; i++) execFileSync('mkfifo', [join(dir, `${long}${i}`)]);
-    const error = await sealDirectory(dir, new MemoryBlobStore(), { ignoreGit: true, label: 'artifact directory' }).catch((caught: unknown) => caught as SnapshotRefusedError);
+    const caught = await sealDirectory(dir, new MemoryBlobStore(), { ignoreGit: true, label: 'artifact directory' }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(caught).toBeInstanceOf(SnapshotRefusedError);
+    const error = caught as SnapshotRefusedError;
     expect(error.refusals).toHaveLength(12);
     expect(error.message).toMatch(/; and 2 more$/);
     expect(error.message.length).toBeLessThan(3000);

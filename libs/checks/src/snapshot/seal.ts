@@ -155,7 +155,14 @@ async function sealSymlink(ctx: SealContext, path: string): Promise<Sealed> {
 }
 
 async function sealFile(ctx: SealContext, path: string, stat: Stats): Promise<Sealed> {
-  const handle = await open(join(ctx.dir, path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  let handle: FileHandle;
+  try {
+    handle = await open(join(ctx.dir, path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    if (errorCode(error) === 'ELOOP') return { path, rule: 'changed_while_sealing', detail: 'the path became a symlink between its check and its open' };
+    throw error;
+  }
   try {
     const opened = await handle.stat();
     if (opened.dev !== stat.dev || opened.ino !== stat.ino || !opened.isFile()) {
