@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { registerDoctor } from './commands/doctor';
 import { registerEnvelope } from './commands/envelope';
+import { registerKeys } from './commands/keys';
 import { registerMcp } from './commands/mcp';
 import { registerPipelines } from './commands/pipelines';
 import { registerRun } from './commands/run';
@@ -32,6 +33,7 @@ export async function main(argv: readonly string[], out: Output = processOutput)
   registerMcp(program, out, setExit);
   registerPipelines(program, out, setExit);
   registerDoctor(program, out, setExit);
+  registerKeys(program, out, setExit);
   try {
     await program.parseAsync(argv as string[]);
     return exitCode;
