@@ -2,7 +2,7 @@
  * `sf setup`: creates or updates a namespace's streams, buckets and durable consumers from the
  * topology table, with admin credentials (NATS_URL, NATS_USER / NATS_PASSWORD or NATS_CREDS,
  * SF_NAMESPACE). Idempotent. `--render-nats-conf` prints the nats-server configuration the same
- * table gives (infra/nats/nats.conf) instead.
+ * table gives for SF_NAMESPACE instead (infra/nats/nats.conf is the one for `sf`).
  */
 import * as fs from 'node:fs';
 import type { Command } from 'commander';
@@ -14,11 +14,11 @@ export function registerSetup(program: Command, out: Output, setExit: (code: num
   program
     .command('setup')
     .description('create or update the streams, buckets and consumers of SF_NAMESPACE (admin credentials); idempotent')
-    .option('--render-nats-conf [file]', 'write the nats-server configuration generated from the permission table (stdout without a file)')
+    .option('--render-nats-conf [file]', 'write the nats-server configuration the permission table gives for SF_NAMESPACE (stdout without a file)')
     .option('--json', 'print what was set up as JSON')
     .action(async (flags: { renderNatsConf?: string | boolean; json?: boolean }) => {
       if (flags.renderNatsConf !== undefined) {
-        const conf = renderShippedNatsConf(topology());
+        const conf = renderShippedNatsConf(topology(), loadConfig().namespace);
         if (typeof flags.renderNatsConf === 'string') fs.writeFileSync(flags.renderNatsConf, conf);
         else out.out(conf);
         setExit(0);

@@ -64,7 +64,7 @@ function rights(kind: string, subjects: SubjectRights): string[] {
   ];
 }
 
-/** The shipped infra/nats/nats.conf. */
-export function renderShippedNatsConf(table: Topology): string {
-  return renderNatsConf(table, { namespace: 'sf', port: 4222, httpPort: 8222, storeDir: '/data/jetstream', maxFileStore: '50G' });
+/** The shipped infra/nats/nats.conf (namespace `sf`), or the same for another namespace. */
+export function renderShippedNatsConf(table: Topology, namespace = 'sf'): string {
+  return renderNatsConf(table, { namespace, port: 4222, httpPort: 8222, storeDir: '/data/jetstream', maxFileStore: '50G' });
 }
