@@ -11,6 +11,7 @@ const { Client } = require('pg');
 const { connect } = require('@nats-io/transport-node');
 const { jetstreamManager } = require('@nats-io/jetstream');
 const { loadConfig, openInfrastructure } = require('@stageflow/runtime');
+const { setupJetStream } = require('@stageflow/eventlog');
 const { loadPipeline } = require('@stageflow/catalog');
 const { readModelSchema } = require('@stageflow/api');
 const { roundMain, waitFor } = require('../lib/round-main');
@@ -45,6 +46,8 @@ roundMain(async (spec) => {
   await db.connect();
   // The API projects each namespace into its own schema (see readModelSchema in services/api).
   const schema = readModelSchema(namespace);
+  // Services bind to the namespace's streams and consumers: `sf setup`'s work, done here first.
+  await setupJetStream({ servers: spec.natsUrl, namespace });
   const services = [
     startService('scheduler', { env, dir: spec.dir }),
     startService('recovery', { env, dir: spec.dir }),
