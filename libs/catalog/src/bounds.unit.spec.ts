@@ -1,6 +1,7 @@
 import { validateText } from '../test/validateText';
 import { compileIoSchema } from './compileIoSchema';
 import { maxTimeoutMs } from './timeouts';
+import { MAX_YAML_BYTES, parseYamlText } from './yamlSource';
 
 const IO = `    io:
       input: { schema: { type: object } }
@@ -73,5 +74,20 @@ describe('schema patterns on a linear-time engine', () => {
     expect(issue).toMatchObject({ code: 'stage.invalid_payload_schema', path: 'stages[0].io.output.schema' });
     expect(issue.message).toContain('linear-time engine');
     expect(compileIoSchema({ type: 'object', properties: { s: { type: 'string', pattern } } })).toMatchObject({ ok: false });
+  });
+});
+
+describe('YAML documents', () => {
+  it('refuses flow nesting 10,000 levels deep before the parser recurses', () => {
+    expect(parseYamlText(`a: ${'['.repeat(10_000)}${']'.repeat(10_000)}\n`)).toMatchObject({ ok: false, message: expect.stringMatching(/nesting is deeper than 64/) });
+  });
+
+  it('refuses block nesting past the depth bound', () => {
+    const text = Array.from({ length: 100 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n') + ' 1\n';
+    expect(parseYamlText(text)).toMatchObject({ ok: false, message: expect.stringMatching(/nesting is deeper than 64/) });
+  });
+
+  it('refuses a document over the size bound', () => {
+    expect(parseYamlText(`a: "${'x'.repeat(MAX_YAML_BYTES)}"\n`)).toMatchObject({ ok: false, message: expect.stringMatching(/larger than/) });
   });
 });
