@@ -1,4 +1,4 @@
-import { jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { randomBytes } from 'node:crypto';
 import { describeEventLogContract } from '../contract';
@@ -38,3 +38,23 @@ describe('jetstream: connection errors', () => {
     await expect(failure).rejects.toMatchObject({ retryable: true });
   });
 });
+
+describe('jetstream: blobs read back only as the bytes of their digest', () => {
+  it('refuses, not returns, a small blob whose message was replaced by other bytes', async () => {
+    const namespace = `t${randomBytes(6).toString('hex')}`;
+    const instance = await connectJetStream({ servers, namespace, provision: true });
+    const nc = await connect({ servers });
+    try {
+      const digest = await instance.blobs.put(new TextEncoder().encode('the genuine bytes'));
+      const js = jetstream(nc);
+      // Anyone who may put blobs may publish to the subject; the stream keeps the last message.
+      await js.publish(`${namespace}.blob.${digest.slice('sha256:'.length)}`, new TextEncoder().encode('other bytes'));
+      await expect(instance.blobs.get(digest)).rejects.toMatchObject({ retryable: false, message: expect.stringContaining('do not match their digest') });
+    } finally {
+      await nc.close();
+      await instance.close();
+      await deleteNamespace(namespace);
+    }
+  });
+});
+
