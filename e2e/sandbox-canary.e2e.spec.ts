@@ -156,8 +156,9 @@ describe('sandbox canaries', () => {
       for (const name of ['scheduler', 'recovery']) await d.start(name);
       const verifier = await d.start('verifier', [], { HOME: serviceHome });
       const runner = await d.start('agent-runner', ['--agent', `script:${script}`], { HOME: serviceHome });
-      const stateFiles = [verifier, runner].map((p) => path.join(p.home, 'credentials.json'));
-      stateFiles.forEach((file, i) => (canaries[`STATE_FILE_${i}`] = plantFile(file, (v) => `{"secret":"${v}"}`)));
+      // Each service's STAGEFLOW_HOME is its `home`, and its SF_WORK_DIR `<home>/work`.
+      const stateFiles = [verifier, runner].flatMap((p) => [path.join(p.home, 'credentials.json'), path.join(p.home, 'work', 'deploy-token.txt')]);
+      stateFiles.forEach((file, i) => (canaries[`STATE_OR_WORK_FILE_${i}`] = plantFile(file, (v) => `{"secret":"${v}"}`)));
 
       const run = await d.sf(['run', '--pipeline', pipeline, '--git', `file://${bare}`, '--ref', 'main', '--json', '--include', 'stages'], { timeoutMs: 180_000 });
       const summary = jsonOf(run, 'sf run') as RunSummary;
