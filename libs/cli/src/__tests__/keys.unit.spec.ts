@@ -9,7 +9,7 @@ import type { Output } from '../output';
 function captured(): Output & { stdout: string[]; stderr: string[] } {
   const stdout: string[] = [];
   const stderr: string[] = [];
-  return { stdout, stderr, out: (s: string) => stdout.push(s), err: (s: string) => stderr.push(s) } as Output & { stdout: string[]; stderr: string[] };
+  return { stdout, stderr, isTTY: false, out: (s: string) => void stdout.push(s), err: (s: string) => void stderr.push(s) };
 }
 
 describe('sf keys new', () => {
