@@ -162,3 +162,24 @@ describe('sandbox limits', () => {
     expect(result.limit).toBe('open_files');
   });
 });
+
+describe('without bubblewrap (SF_SANDBOX=off)', () => {
+  const off = () => new Sandbox({ ...sandboxConfigFromEnv({ STAGEFLOW_HOME: stateDir, SF_SANDBOX: 'off' }), limits: { ...DEFAULT_LIMITS, fileSizeBytes: 1024 ** 2 } });
+
+  it('still builds the environment from scratch, runs as the sandbox uid, applies the limits', async () => {
+    const result = await sh(`env | cut -d= -f1 | sort | tr '\\n' ' '; id -u; head -c 3000000 /dev/zero > big-off.bin`, {}, off());
+    expect(result.isolation).toBe('none');
+    const [names, uid] = /^(.*) (\d+)\n$/.exec(result.stdout)!.slice(1);
+    expect(names).toBe('HOME LANG LC_ALL PATH PWD SF_ARTIFACTS_DIR SF_CHECKOUT SHLVL TMPDIR _');
+    expect(Number(uid)).toBe(process.getuid?.() === 0 ? 65534 : process.getuid?.());
+    expect(result.stdout + result.stderr).not.toContain(canary);
+    expect(result.limit).toBe('file_size');
+  });
+
+  it('kills what the command left in its process group when it exits', async () => {
+    const result = await sh('sleep 3801 & echo started', {}, off());
+    expect(result.stdout).toBe('started\n');
+    expect(hostProcesses('sleep 3801')).toEqual([]);
+  });
+});
+
