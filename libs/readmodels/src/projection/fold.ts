@@ -36,8 +36,10 @@ export function foldMessage(fold: RunFold, seq: number, events: readonly RunEven
   let accepted = fold.accepted;
   let decidedAt = fold.decidedAt;
   for (const event of events) {
+    const before = run;
     run = evolve(run, event);
-    if (event.type === 'StageSucceeded' && accepted[event.stageId] !== event.attempt) {
+    // A StageSucceeded the fold did not apply (no passed verdict for its attempt) accepts nothing.
+    if (event.type === 'StageSucceeded' && run !== before && accepted[event.stageId] !== event.attempt) {
       accepted = { ...accepted, [event.stageId]: event.attempt };
     }
     if (event.type === 'ManualRecoveryDecided') {

@@ -138,6 +138,8 @@ describe.each([
       const archived = await db.db.selectFrom('event_archive').select('type').where('run_id', '=', runId).execute();
       expect(archived.map((r) => r.type)).toContain('SignatureRefused');
       expect(archived.map((r) => r.type)).not.toContain('AttemptVerified');
+      const accepted = await db.db.selectFrom('envelopes').select('attempt').where('run_id', '=', runId).where('accepted', '=', true).execute();
+      expect(accepted).toEqual([]);
     }
   });
 
