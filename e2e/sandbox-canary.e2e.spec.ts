@@ -28,9 +28,12 @@ jest.setTimeout(240_000);
 
 const REDACTED = '[REDACTED]';
 
-/** What one probe report must show when the sandbox held: nothing of the service could be seen. */
-function expectReadsFailed(report: string, where: string): void {
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** What one probe report must show when the sandbox held: nothing of the service could be seen, and `absent` paths not at all. */
+function expectReadsFailed(report: string, where: string, absent: readonly string[] = []): void {
   const sections = reportSections(report);
+  for (const dir of absent) expect({ where, errors: sections['read errors'] }).toEqual({ where, errors: expect.stringMatching(new RegExp(`${escapeRegExp(dir)}.: No such file or directory`)) });
   expect({ where, reach: sections.reach }).toEqual({ where, reach: 'nats 127.0.0.1:4222 unreachable\npostgres 127.0.0.1:5432 unreachable\n' });
   // Host processes that are always there while this runs: the service, the test runner, Postgres.
   expect({ where, processes: sections.processes }).toEqual({ where, processes: expect.not.stringMatching(/sf\.js (run|serve)\b|jest|postgres/) });
@@ -118,7 +121,7 @@ describe('sandbox canaries', () => {
       expect(byCanary(search(canaries, [...printed, ...kept]))).toEqual({});
       expect([...printed, ...kept].filter((s) => s.bytes.includes(REDACTED)).map((s) => s.source)).toEqual([]);
       expect(reports.map((r) => r.where).sort()).toEqual(['agent agent', 'check of the exec run', 'check of the script run', 'exec agent']);
-      for (const { where, report } of reports) expectReadsFailed(report, where);
+      for (const { where, report } of reports) expectReadsFailed(report, where, [serviceHome]);
 
       // The control: the probe ran everywhere, each channel carried what it read, and the search
       // recognises every encoding the probe used.
