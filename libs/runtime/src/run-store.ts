@@ -103,8 +103,9 @@ export class RunStore {
       const effective: RunEvent[] = [];
       for (const decidedEvent of decided) {
         const event = this.signatures.sign(runId, state, decidedEvent);
-        if (this.signatures.admit(runId, event) !== event) {
-          throw new KeyConfigurationError(`this process's ${event.signature?.kid ?? 'missing'} key is not among its trusted keys: ${event.type} would be refused`);
+        const admitted = this.signatures.admit(runId, event);
+        if (admitted.type === 'SignatureRefused') {
+          throw new KeyConfigurationError(`${event.type} signed by this process would be refused by its own readers: ${admitted.reason}`);
         }
         const next = evolve(state, event);
         if (next !== state) effective.push(event);
