@@ -26,6 +26,7 @@ import { envCanaries, fromTemplate, plantFile, probeProject, reportSections, she
 
 jest.setTimeout(240_000);
 
+/** The marker every redaction writes: it appears only where a secret value was read. */
 const REDACTED = '[REDACTED]';
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -73,7 +74,7 @@ describe('sandbox canaries', () => {
 
   describe('embedded default', () => {
     let dir: string;
-    afterAll(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
+    afterAll(() => dir && fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5 }));
 
     it('an agent run step, an exec agent and a command check read no canary of sf run, in any encoding, anywhere', async () => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sf-e2e-canary-'));
