@@ -15,14 +15,14 @@
  *   `input.too_deep`, not retryable) before anything recursive (JSON, proto validation) sees it.
  * - Every event is read through `eventsOf`, which checks signatures: a verdict or operator
  *   decision without a valid one is replaced by the `SignatureRefused` the fold records instead.
- *   Events this store appends are signed with this process's key for their role, and an event
- *   its own readers would refuse is never appended.
+ *   Events this store appends are signed with this process's key for their role and folded
+ *   into its cached state exactly as a reader folds them.
  */
 import { createHash } from 'node:crypto';
 import { evolve, initialRunState, InvalidCommand, MAX_INPUT_DEPTH, nestsDeeperThan, subjects, upcast, type RunEvent, type RunState } from '@stageflow/domain';
 import { WrongExpectedSequenceError, type EventLog, type StoredMessage } from '@stageflow/eventlog';
 import { EventSignatures } from './signing/event-signatures';
-import { KeyConfigurationError, KeyRing } from './signing/keys';
+import { KeyRing } from './signing/keys';
 import { runIdOf } from './subjects';
 
 export interface RunEventBatch {
@@ -103,11 +103,8 @@ export class RunStore {
       const effective: RunEvent[] = [];
       for (const decidedEvent of decided) {
         const event = this.signatures.sign(runId, state, decidedEvent);
-        const admitted = this.signatures.admit(runId, event);
-        if (admitted.type === 'SignatureRefused') {
-          throw new KeyConfigurationError(`${event.type} signed by this process would be refused by its own readers: ${admitted.reason}`);
-        }
-        const next = evolve(state, event);
+        // Folded as any reader will fold it: a key the readers do not trust makes it a refusal here too.
+        const next = evolve(state, this.signatures.admit(runId, event));
         if (next !== state) effective.push(event);
         state = next;
       }

@@ -87,12 +87,18 @@ describe('EventSignatures over a captured run', () => {
     expect((await fresh.load('r2')).events.at(-1)).toMatchObject({ type: 'SignatureRefused', refusedType: 'AttemptVerified', runId: 'r2' });
   });
 
-  it('never appends what its own readers would refuse', async () => {
-    const blind = new RunStore(instance.log, 'sf', undefined, new EventSignatures('sf', KeyRing.inMemory([verifierJwk], [])));
-    const untrusting = new EventSignatures('sf', new KeyRing({ memory: [verifierJwk], trusted: [publicJwk(operatorJwk)] }));
-    const store2 = new RunStore(instance.log, 'sf', undefined, untrusting);
-    await expect(store2.execute('r1', () => [passedVerdict('r1')])).rejects.toBeInstanceOf(KeyConfigurationError);
-    await expect(blind.execute('r1', () => [{ v: 1, runId: 'r1', at: 'x', type: 'RunCancelled', by: 'op' }])).rejects.toBeInstanceOf(KeyConfigurationError);
+  it('folds what it appends as its readers will: a key they do not trust makes its verdict a refusal', async () => {
+    const untrusting = new EventSignatures('sf', new KeyRing({ memory: [generateSigningJwk('verifier', 'verifier-stray')], trusted: [publicJwk(verifierJwk)] }));
+    const stray = new RunStore(instance.log, 'sf', undefined, untrusting);
+    const { state } = await stray.execute('r1', () => [passedVerdict('r1')]);
+    expect(state.stages.a.attempts[0]).toMatchObject({ disposition: 'error', failure: 'verdict refused: key verifier-stray is not trusted' });
+    const fresh = new RunStore(instance.log, 'sf', undefined, signatures);
+    expect((await fresh.load('r1')).state.stages.a.attempts[0]).toEqual(state.stages.a.attempts[0]);
+  });
+
+  it('cannot sign for a role it has no key for', async () => {
+    const operatorOnly = new RunStore(instance.log, 'sf', undefined, new EventSignatures('sf', KeyRing.inMemory([operatorJwk])));
+    await expect(operatorOnly.execute('r1', () => [passedVerdict('r1')])).rejects.toBeInstanceOf(KeyConfigurationError);
   });
 });
 
