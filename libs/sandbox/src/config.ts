@@ -29,7 +29,7 @@ export interface SandboxConfig {
   readonly uid: number;
   readonly gid: number;
   readonly limits: SandboxLimits;
-  /** Never visible inside, even when they lie inside a bound directory (state dir, work dir). */
+  /** Never visible inside, even when they lie inside a bound directory: STAGEFLOW_HOME, and SF_WORK_DIR, SF_KEYS_DIR, SF_SIGNING_KEY_FILE, SF_API_TOKENS_FILE, NATS_CREDS when set. */
   readonly hiddenPaths: readonly string[];
   readonly bwrapPath: string;
   readonly slirp4netnsPath: string;
@@ -43,6 +43,9 @@ export const DEFAULT_LIMITS: SandboxLimits = {
 };
 
 export const DEFAULT_SANDBOX_UID = 65534;
+
+/** Paths of the service's own files, hidden like the state directory wherever they lie. */
+const SECRET_PATH_VARIABLES = ['SF_WORK_DIR', 'SF_KEYS_DIR', 'SF_SIGNING_KEY_FILE', 'SF_API_TOKENS_FILE', 'NATS_CREDS'];
 
 export class SandboxConfigError extends Error {
   readonly retryable = false;
@@ -71,7 +74,7 @@ export function sandboxConfigFromEnv(env: NodeJS.ProcessEnv = process.env): Sand
       fileSizeBytes: positiveInteger(env, 'SF_SANDBOX_FSIZE_BYTES', DEFAULT_LIMITS.fileSizeBytes),
       memoryBytes: positiveInteger(env, 'SF_SANDBOX_MEMORY_BYTES', DEFAULT_LIMITS.memoryBytes),
     },
-    hiddenPaths: [home, ...(env.SF_WORK_DIR ? [path.resolve(env.SF_WORK_DIR)] : [])],
+    hiddenPaths: [home, ...SECRET_PATH_VARIABLES.map((name) => env[name]?.trim()).filter((value): value is string => Boolean(value)).map((value) => path.resolve(value))],
     bwrapPath: env.SF_SANDBOX_BWRAP?.trim() || '/usr/bin/bwrap',
     slirp4netnsPath: env.SF_SANDBOX_SLIRP4NETNS?.trim() || '/usr/bin/slirp4netns',
   };

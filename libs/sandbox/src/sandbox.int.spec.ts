@@ -18,7 +18,7 @@ let artifacts: string;
 let stateDir: string;
 
 function sandboxWith(limits: Partial<SandboxConfig['limits']> = {}): Sandbox {
-  const config = sandboxConfigFromEnv({ STAGEFLOW_HOME: stateDir });
+  const config = sandboxConfigFromEnv({ STAGEFLOW_HOME: stateDir, SF_SIGNING_KEY_FILE: path.join(checkout, 'keys', 'verifier.jwk') });
   return new Sandbox({ ...config, limits: { ...DEFAULT_LIMITS, ...limits } });
 }
 
@@ -50,6 +50,8 @@ beforeAll(async () => {
   fs.mkdirSync(artifacts, { recursive: true });
   fs.writeFileSync(path.join(stateDir, 'events.db'), canary);
   fs.writeFileSync(path.join(checkout, 'README.md'), 'hello\n');
+  fs.mkdirSync(path.join(checkout, 'keys'));
+  fs.writeFileSync(path.join(checkout, 'keys', 'verifier.jwk'), canary);
   expect((await sandboxWith().probe()).available).toBe(true);
 });
 
@@ -75,8 +77,8 @@ describe('sandbox isolation', () => {
     expect(result.stdout).not.toContain(canary);
   });
 
-  it('hides the state dir inside the checkout, /root and the host home; the checkout stays readable', async () => {
-    const result = await sh(`cat README.md; ls -A .stageflow | grep -v runs; cat .stageflow/events.db; ls /root; ls ${os.homedir()}; echo done`);
+  it('hides the state dir and a key file inside the checkout, /root and the host home; the checkout stays readable', async () => {
+    const result = await sh(`cat README.md; ls -A .stageflow | grep -v runs; cat .stageflow/events.db; cat keys/verifier.jwk; ls /root; ls ${os.homedir()}; echo done`);
     expect(result.stdout).toBe('hello\ndone\n');
     expect(result.stderr).toMatch(/events.db: No such file/);
     expect(result.stdout + result.stderr).not.toContain(canary);
