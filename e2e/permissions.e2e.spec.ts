@@ -9,6 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/nats-core';
 import type { RunEvent } from '@stageflow/domain';
@@ -92,6 +93,20 @@ describe('least privilege on a private nats-server', () => {
       ['review', 'succeeded'],
     ]);
 
+    // build's bundle.txt went through the object store (written by the agent-runner, read by the verifier).
+    const admin = await connectAs('admin');
+    try {
+      const objects = await (await jetstreamManager(admin, { checkAPI: false })).streams.info(`OBJ_${namespace}_blobs`);
+      expect(objects.state.messages).toBeGreaterThan(0);
+    } finally {
+      await admin.close();
+    }
+
+    // Reading what the run stored (evidence, transcripts: blobs) needs no more than runs-client's rights.
+    for (const args of [['verify', '--stage', 'build'], ['transcript', '--stage', 'build', '--attempt', '1']]) {
+      const read = await asClient(['runs', ...args, '--run', chainRun.run_id, '--json']);
+      expect([args[0], read.code, read.stderr]).toEqual([args[0], 0, '']);
+    }
     const shown = await asClient(['runs', 'show', '--run', chainRun.run_id, '--json']);
     expect([shown.code, JSON.parse(shown.stdout).status]).toEqual([0, 'succeeded']);
     const listed = await asClient(['runs', 'list', '--json']);
