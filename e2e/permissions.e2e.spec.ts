@@ -227,7 +227,9 @@ describe('least privilege on a private nats-server', () => {
         listens.map(async (subject) => {
           const sub = nc.subscribe(subject);
           await nc.flush();
-          const closed = await Promise.race([sub.closed, new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))]);
+          let timer: NodeJS.Timeout | undefined;
+          const closed = await Promise.race([sub.closed, new Promise((resolve) => (timer = setTimeout(() => resolve('still open'), 3000)))]);
+          clearTimeout(timer);
           return [subject, closed instanceof Error && /permissions violation/i.test(closed.message) ? 'refused' : String(closed)];
         }),
       );
