@@ -60,8 +60,6 @@ export interface SandboxCommand {
   readonly signal?: AbortSignal;
   readonly onProgress?: () => void;
   readonly progressIntervalMs?: number;
-  /** Called once the command runs, with the private tmp's host path (e.g. to place helper files). */
-  readonly onPrivateTmp?: (hostTmp: string) => Promise<void>;
 }
 
 export interface SandboxOutcome {
@@ -188,7 +186,6 @@ export async function runInSandbox(config: SandboxConfig, isolation: Isolation, 
     }
     scratch = await makeScratch(identity, network);
     if (identity) await prepareAccess(cmd, identity, hidden);
-    await cmd.onPrivateTmp?.(scratch.tmp);
     const inner = limitedArgv(config.limits, cmd.argv);
     let file: string;
     let args: string[];

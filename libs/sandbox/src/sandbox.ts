@@ -5,7 +5,7 @@
  */
 import { sandboxConfigFromEnv, type SandboxConfig } from './config';
 import { probeSandbox, type SandboxProbe } from './probe';
-import { runInSandbox, type SandboxCommand, type SandboxOutcome } from './run';
+import { runInSandbox, type Isolation, type SandboxCommand, type SandboxOutcome } from './run';
 
 export class Sandbox {
   private probed?: Promise<SandboxProbe>;
@@ -22,9 +22,13 @@ export class Sandbox {
     return this.probed;
   }
 
+  /** How commands run here: `bwrap`, or `none` (the fallback, where binds' `dest` paths do not exist). */
+  async isolation(): Promise<Isolation> {
+    return (await this.probe()).available ? 'bwrap' : 'none';
+  }
+
   async run(command: SandboxCommand): Promise<SandboxOutcome> {
-    const probe = await this.probe();
-    return runInSandbox(this.config, probe.available ? 'bwrap' : 'none', command);
+    return runInSandbox(this.config, await this.isolation(), command);
   }
 }
 

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { Sandbox } from '@stageflow/sandbox';
 import { buildPrompt } from '../prompt';
 import { runSession } from '../session';
 import { goodEmit, makeHost, makeStage, tempRun, type TempRun } from '../testing/fixtures';
@@ -110,6 +111,11 @@ describe('exec backend', () => {
     } finally {
       delete process.env.SF_EXEC_TEST_SECRET;
     }
+  });
+
+  it('with SF_SANDBOX=off the CLI reaches the tools on the host path of the socket', async () => {
+    const { go } = session(['bash', '-c', `sf stage emit '${JSON.stringify(goodEmit)}'`], {}, { sandbox: Sandbox.fromEnv({ SF_SANDBOX: 'off' }) });
+    expect(await go()).toEqual({ kind: 'emitted', envelope: goodEmit });
   });
 
   it('kills a CLI that keeps running after its envelope was accepted', async () => {

@@ -9,7 +9,7 @@
  * endpoint; never from the pipeline YAML), the SF_* variables, SF_TOOL_SOCKET/SF_TOOL_TOKEN,
  * SF_TURN, SF_TURN_KIND (start|reminder|answer) and SF_PROMPT_FILE; the turn's text (prompt,
  * reminder or operator answer) is on stdin and in that file (bound read-only). An `sf` command on
- * PATH runs this installation's bin/sf.js (bound read-only), so `sf stage emit|artifact|ask|check`
+ * PATH (beside the socket) runs this installation's bin/sf.js (bound read-only), so `sf stage emit|artifact|ask|check`
  * reach the stage tools. The CLI has a network (user-mode, never the host loopback) when the stage
  * says `network: true` or the agent-runner's `network` option is set.
  *
@@ -50,8 +50,6 @@ export interface ExecBackendOptions {
 
 /** Where the tool server's socket directory appears inside the sandbox. */
 export const TOOL_DIR_INSIDE = '/run/stageflow';
-/** Where the `sf` wrapper is written inside the private tmp. */
-const BIN_INSIDE = '/tmp/.sf-bin';
 const OUTPUT_TAIL = 2000;
 const TURN_TIMEOUT_MS = 24 * 60 * 60_000;
 
@@ -76,10 +74,15 @@ export class ExecBackend implements AgentBackend {
       const hookArgs = this.options.stopHook ? await installStopHook(this.options.stopHook, attemptDir, session.turn, sfBin) : [];
       const passed: Record<string, string> = {};
       for (const name of this.options.passEnv ?? []) if (process.env[name] !== undefined) passed[name] = process.env[name]!;
+      const sandbox = this.options.sandbox ?? defaultSandbox();
+      const socketDir = server.socketDir!;
+      // Without bubblewrap (SF_SANDBOX=off) there are no binds: the CLI sees the host's paths.
+      const toolDir = (await sandbox.isolation()) === 'bwrap' ? TOOL_DIR_INSIDE : socketDir;
+      await writeSfWrapper(socketDir, sfBin);
       const env = {
         ...passed,
         ...host.env(),
-        SF_TOOL_SOCKET: path.join(TOOL_DIR_INSIDE, TOOL_SOCKET_NAME),
+        SF_TOOL_SOCKET: path.join(toolDir, TOOL_SOCKET_NAME),
         SF_TOOL_TOKEN: toolEnv.SF_TOOL_TOKEN,
         SF_TURN: String(session.turn),
         SF_TURN_KIND: session.input.kind,
@@ -92,14 +95,23 @@ export class ExecBackend implements AgentBackend {
         () => false,
       );
       const readOnly: Bind[] = [promptFile, ...hookArgs.filter((arg) => path.isAbsolute(arg)), ...(hasInstall ? [install] : [])].map((src) => ({ src }));
-      const result = await this.runCli(session, env, hookArgs, text, readOnly, server.socketDir!, sfBin);
+      const result = await this.runCli(session, sandbox, env, hookArgs, text, readOnly, socketDir, toolDir);
       return withoutSecret(result, toolEnv.SF_TOOL_TOKEN);
     } finally {
       await server.close();
     }
   }
 
-  private async runCli(session: AgentSession, env: Record<string, string>, extraArgs: readonly string[], stdin: string, readOnly: readonly Bind[], socketDir: string, sfBin: string): Promise<TurnResult> {
+  private async runCli(
+    session: AgentSession,
+    sandbox: Sandbox,
+    env: Record<string, string>,
+    extraArgs: readonly string[],
+    stdin: string,
+    readOnly: readonly Bind[],
+    socketDir: string,
+    toolDir: string,
+  ): Promise<TurnResult> {
     const { host } = session;
     const [file] = this.options.command;
     const stop = new AbortController();
@@ -115,14 +127,13 @@ export class ExecBackend implements AgentBackend {
     }, 50);
     try {
       const checkout = host.options.checkout;
-      const outcome = await (this.options.sandbox ?? defaultSandbox()).run({
+      const outcome = await sandbox.run({
         argv: [...this.options.command, ...extraArgs],
         cwd: checkout ?? host.artifactsDir,
         env,
         writable: [...(checkout ? [checkout] : []), host.artifactsDir],
         binds: [...readOnly, { src: socketDir, dest: TOOL_DIR_INSIDE, writable: true }],
-        pathPrepend: [BIN_INSIDE],
-        onPrivateTmp: (tmp) => writeSfWrapper(path.join(tmp, path.basename(BIN_INSIDE)), sfBin),
+        pathPrepend: [toolDir],
         network: host.stage.network === true || this.options.network === true,
         // The session's signal ends the turn at the attempt deadline.
         timeoutMs: TURN_TIMEOUT_MS,
@@ -148,9 +159,8 @@ function installRoot(sfBin: string): string {
   return path.dirname(path.dirname(path.resolve(sfBin)));
 }
 
-/** `sf` on the sandbox's PATH: this Node binary running `sfBin`. */
+/** `sf` on the sandbox's PATH (beside the socket): this Node binary running `sfBin`. */
 async function writeSfWrapper(binDir: string, sfBin: string): Promise<void> {
-  await fs.mkdir(binDir, { recursive: true });
   const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
   await fs.writeFile(path.join(binDir, 'sf'), `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(sfBin)} "$@"\n`, { mode: 0o755 });
 }
