@@ -83,15 +83,34 @@ export async function startService(options: StartServiceOptions): Promise<Servic
     app = micro;
   }
   options.logger.info('service started', { service: options.name, ...(url ? { url } : {}) });
+  const stopReportingDenials = reportDeniedSubscriptions(options.infra, options.logger);
   return {
     name: options.name,
     app,
     transport,
     url,
     close: async () => {
+      stopReportingDenials();
       await transport.close();
       await app.close();
       options.logger.info('service stopped', { service: options.name });
     },
   };
+}
+
+/** How often refused subscriptions are looked for (the broker reports them after subscribe returned). */
+const DENIAL_CHECK_MS = 2000;
+
+/** Logs each subscription the broker refused once, as an error (a service without --port has no /readyz). */
+function reportDeniedSubscriptions(infra: Infrastructure, logger: Logger): () => void {
+  const reported = new Set<string>();
+  const timer = setInterval(() => {
+    for (const subject of infra.deniedSubscriptions?.() ?? []) {
+      if (reported.has(subject)) continue;
+      reported.add(subject);
+      logger.error('the broker refused a subscription: not ready until the NATS permissions allow it', { subject });
+    }
+  }, DENIAL_CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
