@@ -217,6 +217,10 @@ export function evolve(state: RunState, event: RunEvent): RunState {
 
 const ACTIVE_STATUSES: ReadonlySet<StageStatus> = new Set(['pending', 'running', 'waiting']);
 
+function everyStageSettledWell(state: RunState): boolean {
+  return Object.values(state.stages).every((stage) => stage.status === 'succeeded' || stage.status === 'skipped');
+}
+
 /**
  * A minted clone template's status follows its instances: `running` while any instance can still
  * move (or waits on a manual decision), `succeeded` when all succeeded, otherwise `failed`.
@@ -588,7 +592,9 @@ function evolveOnce(state: RunState, event: RunEvent): RunState {
       return { ...state, stages };
     }
     case 'RunSucceeded':
-      return state.outcome ? state : { ...state, outcome: 'succeeded', finishedAt: event.at };
+      // A run succeeds only once every stage succeeded or was skipped: a RunSucceeded over a stage
+      // still open or failed (appended by anyone who may write the run's subject) changes nothing.
+      return state.outcome || !everyStageSettledWell(state) ? state : { ...state, outcome: 'succeeded', finishedAt: event.at };
     case 'RunFailed':
       return state.outcome ? state : { ...state, outcome: 'failed', outcomeReason: event.reason, finishedAt: event.at };
     case 'RunCancelled':

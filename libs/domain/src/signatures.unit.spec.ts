@@ -103,3 +103,18 @@ describe('operator decisions are applied only signed', () => {
     expect(evolve(asked, signedFor(asked, answer)).stages.a.exchanges[0].answer).toEqual({ text: 'a' });
   });
 });
+
+describe('a run succeeds only over settled stages', () => {
+  const succeededRun = (state: RunState) => state.outcome;
+
+  it('given a stage whose verdict was refused, when RunSucceeded is appended, then the run has no outcome', () => {
+    const state = foldTwice([...captured, ev.verified('a'), { v: 1, runId: afterCapture.runId, at: NOW, type: 'RunSucceeded' }]);
+    expect(succeededRun(state)).toBeUndefined();
+  });
+
+  it('given every stage passed, when RunSucceeded is appended, then the run succeeded', () => {
+    const passed = signedFor(afterCapture, ev.verified('a'));
+    const state = foldTwice([...captured, passed, ev.succeeded('a'), { v: 1, runId: afterCapture.runId, at: NOW, type: 'RunSucceeded' }]);
+    expect(succeededRun(state)).toBe('succeeded');
+  });
+});
