@@ -7,7 +7,7 @@
 const { randomBytes } = require('node:crypto');
 const { decideRequest } = require('@stageflow/domain');
 
-const FINISHED = new Set(['RunSucceeded', 'RunFailed', 'RunCancelled']);
+const FINISHED = new Set(['RunSucceeded', 'RunFailed', 'RunCancelled', 'RunErrored']);
 
 /** Watches run events on one durable subscription and resolves waiters when their run finishes. */
 async function watchRuns(infra, durable) {

@@ -55,7 +55,8 @@ roundMain(async (spec) => {
     startService('api', { env, dir: spec.dir }),
   ];
   const verifiers = [];
-  const infra = await openInfrastructure(loadConfig({ NATS_URL: spec.natsUrl, SF_NAMESPACE: namespace, STAGEFLOW_HOME: spec.dir }));
+  // The clients' watcher is the harness's own durable consumer: not in the topology, so created here.
+  const infra = await openInfrastructure(loadConfig({ NATS_URL: spec.natsUrl, SF_NAMESPACE: namespace, STAGEFLOW_HOME: spec.dir }), { provision: true });
   const readCheckpoint = async () => {
     const r = await db.query(`select last_seq from "${schema}".projector_checkpoints where name = 'readmodels'`).catch(() => ({ rows: [] }));
     return r.rows.length ? Number(r.rows[0].last_seq) : 0;

@@ -24,7 +24,7 @@ roundMain(async (spec) => {
   const engine = await startEngine({ config, agent: parseAgentSpec(`script:${spec.agentScript}`), readModels: { enabled: false } });
   const before = new Set(childrenOf(process.pid));
   const opened = await openReadModelDb({ embeddedDir: path.join(config.home, 'postgres'), embedded: { niceness: 10 } });
-  const projector = new Projector(opened.db, engine.infra.log, { filter: `${config.namespace}.evt.run.>` }).start();
+  const projector = new Projector(opened.db, engine.infra.log, { filter: `${config.namespace}.evt.run.>`, signatures: engine.infra.runs.signatures }).start();
   const readModels = { projector, close: async () => (await projector.stop(), await opened.close()) };
   const pglitePid = childrenOf(process.pid).find((pid) => !before.has(pid));
   const pipeline = loadPipeline(spec.pipeline).pipeline;

@@ -65,10 +65,17 @@ export function jetStreamOptions(config: StageflowConfig): JetStreamOptions {
   };
 }
 
-export async function openInfrastructure(config: StageflowConfig, options: { beforeAppend?: (event: RunEvent) => void; queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>> } = {}): Promise<Infrastructure> {
+export interface InfrastructureOptions {
+  readonly beforeAppend?: (event: RunEvent) => void;
+  readonly queueOverrides?: Partial<Record<keyof typeof QUEUES, { ackWaitMs: number; maxDeliver: number }>>;
+  /** Cluster only, admin credentials: create any stream or consumer this process binds to (test and benchmark harnesses). */
+  readonly provision?: boolean;
+}
+
+export async function openInfrastructure(config: StageflowConfig, options: InfrastructureOptions = {}): Promise<Infrastructure> {
   let opened: { log: EventLog; queues: WorkQueues; blobs: BlobStore; bus?: RequestBus; deniedSubscriptions?(): readonly string[]; close(): Promise<void> };
   if (config.mode === 'cluster') {
-    opened = await connectJetStream(jetStreamOptions(config));
+    opened = await connectJetStream({ ...jetStreamOptions(config), ...(options.provision ? { provision: true } : {}) });
   } else {
     const dir = path.join(config.home, 'log');
     fs.mkdirSync(dir, { recursive: true });
