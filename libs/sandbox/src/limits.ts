@@ -24,17 +24,23 @@ export function stoppingLimit(exitCode: number | null, signal: string | null, st
 }
 
 /**
- * The shell prologue that applies `limits` to itself, then execs the command given as its
- * arguments ("$@"): the command is never spliced into shell text.
+ * The argv that applies `limits` (soft and hard: the command cannot raise them) before the command
+ * runs. A `bash -c <script>` command gets them as the first line of its own script, run by that same
+ * shell (one exec fewer; the script is shell text either way and runs after the limits are set).
+ * Any other command is run by a prologue shell that execs it with its arguments ("$@"): an argv is
+ * never spliced into shell text.
  */
 export function limitedArgv(limits: SandboxLimits, argv: readonly string[]): string[] {
   const kib = (bytes: number) => Math.max(1, Math.floor(bytes / 1024));
-  const prologue = [
+  const setLimits = [
     `ulimit -u ${limits.processes}`,
     `ulimit -n ${limits.openFiles}`,
     `ulimit -f ${kib(limits.fileSizeBytes)}`,
     `ulimit -v ${kib(limits.memoryBytes)}`,
-    'exec "$@"',
   ].join(' && ');
-  return ['/bin/bash', '-c', prologue, 'sf-sandbox', ...argv];
+  const [program, flag, script, ...rest] = argv;
+  if ((program === 'bash' || program === '/bin/bash') && flag === '-c' && script !== undefined && rest.length === 0) {
+    return ['/bin/bash', '-c', `${setLimits} || exit 126\n${script}`];
+  }
+  return ['/bin/bash', '-c', `${setLimits} && exec "$@"`, 'sf-sandbox', ...argv];
 }
