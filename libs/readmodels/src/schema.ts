@@ -151,6 +151,14 @@ export interface ProjectorCheckpointsTable {
   updated_at: ColumnType<Date, string | undefined, string>;
 }
 
+/** A message on a run subject the projector could not read as a decision: recorded, then passed. */
+export interface UndecodableMessagesTable {
+  seq: ColumnType<string, number, number>;
+  subject: string;
+  run_id: string;
+  reason: string;
+}
+
 export interface Database {
   runs: RunsTable;
   stages: StagesTable;
@@ -162,6 +170,7 @@ export interface Database {
   envelopes: EnvelopesTable;
   event_archive: EventArchiveTable;
   run_folds: RunFoldsTable;
+  undecodable_messages: UndecodableMessagesTable;
   projector_checkpoints: ProjectorCheckpointsTable;
 }
 
@@ -177,4 +186,5 @@ export const PROJECTED_TABLES = [
   'envelopes',
   'event_archive',
   'run_folds',
+  'undecodable_messages',
 ] as const satisfies readonly (keyof Database)[];

@@ -132,20 +132,41 @@ describe('projection', () => {
     expect(archive.map(({ seq, position, type }) => ({ seq, position, type }))).toEqual(expected);
   });
 
-  it('rejects an event of an unknown version and leaves the checkpoint where it was', async () => {
+  it('records a message with an event of an unknown version, passes it, and projects the rest (applied twice)', async () => {
     await freshProjection([messages.slice(0, 5)]);
     const bad = { seq: 100, subject: 'sf.evt.run.run-z', data: { events: [{ v: 99, type: 'RunRequested', runId: 'run-z' }] }, time: '' };
-    await expect(project(t.db, [messages[5], bad], { signatures: TEST_SIGNATURES })).rejects.toThrow(/version 99/);
-    expect(await readCheckpoint(t.db)).toBe(5);
+    await project(t.db, [messages[5], bad], { signatures: TEST_SIGNATURES });
+    await project(t.db, [messages[5], bad], { signatures: TEST_SIGNATURES });
+    expect(await readCheckpoint(t.db)).toBe(100);
+    const recorded = await t.db.selectFrom('undecodable_messages').selectAll().execute();
+    expect(recorded).toEqual([{ seq: '100', subject: 'sf.evt.run.run-z', run_id: 'run-z', reason: expect.stringMatching(/version 99/) }]);
+    expect(await t.db.selectFrom('runs').select('run_id').where('run_id', '=', 'run-z').execute()).toEqual([]);
   });
 
-  it('refuses a message that is not a decision batch, naming it, and leaves the checkpoint where it was', async () => {
+  it('records a message that is not a decision batch, naming it, and the next message is projected', async () => {
     await freshProjection([messages.slice(0, 5)]);
     const bare = { seq: 6, subject: 'sf.evt.run.run-a', data: messages[5].data.events[0], time: '' };
-    const refusal = project(t.db, [bare], { signatures: TEST_SIGNATURES });
-    await expect(refusal).rejects.toBeInstanceOf(UndecodableMessageError);
-    await expect(project(t.db, [bare], { signatures: TEST_SIGNATURES })).rejects.toThrow('message 6 on sf.evt.run.run-a: not a decision batch');
-    expect(await readCheckpoint(t.db)).toBe(5);
+    const next = { ...messages[6], seq: 7 };
+    await project(t.db, [bare, next], { signatures: TEST_SIGNATURES });
+    await project(t.db, [bare, next], { signatures: TEST_SIGNATURES });
+    expect(await readCheckpoint(t.db)).toBe(7);
+    const recorded = await t.db.selectFrom('undecodable_messages').select(['seq', 'reason']).execute();
+    expect(recorded).toEqual([{ seq: '6', reason: 'message 6 on sf.evt.run.run-a: not a decision batch ({ events: [...] })' }]);
+    expect(UndecodableMessageError.name).toBe('UndecodableMessageError');
+  });
+
+  it('a rebuild records the same undecodable messages as the live projection', async () => {
+    const bare = { seq: messages.length + 1, subject: 'sf.evt.run.run-a', data: 'not json at all', time: '' };
+    await resetTables(t.db);
+    await project(t.db, [...messages, bare], { signatures: TEST_SIGNATURES });
+    const live = await dumpTables(t.db);
+    const log = new MemoryLog();
+    for (const m of messages) await log.append(m.subject, m.data);
+    await log.append(bare.subject, bare.data);
+    await rebuild(t.db, log, { signatures: TEST_SIGNATURES });
+    const rebuilt = await dumpTables(t.db, { omitColumns: { projector_checkpoints: ['updated_at'] } });
+    expect(rebuilt.undecodable_messages).toEqual(live.undecodable_messages);
+    expect(rebuilt.undecodable_messages).toHaveLength(1);
   });
 });
 

@@ -1,8 +1,10 @@
 /**
  * Decoding a stored run message: one message is one decision, `{ events: RunEvent[] }`, every
  * event upcast to the current schema and admitted by its signature (a verdict or operator
- * decision without a valid one becomes the `SignatureRefused` the fold records instead). A message of any other shape is refused (never skipped):
- * skipping would advance the checkpoint past data the read model silently lost.
+ * decision without a valid one becomes the `SignatureRefused` the fold records instead). A message
+ * of any other shape, or with an event of an unknown schema version, is refused here; the
+ * projector records it in `undecodable_messages` with the reason and moves past it (a rebuild by
+ * a newer version reads again what an older one could not).
  */
 import { upcast, type RunEvent } from '@stageflow/domain';
 import type { StoredMessage } from '@stageflow/eventlog';

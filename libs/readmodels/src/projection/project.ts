@@ -103,15 +103,22 @@ async function applyBatch(
 
   const seen = new Set<number>();
   const fresh: Decoded[] = [];
+  const undecodable: { seq: number; subject: string; run_id: string; reason: string }[] = [];
   for (const message of messages) {
     const seq = Number(message.seq);
     if (seq <= checkpoint || seen.has(seq)) continue;
     seen.add(seq);
-    fresh.push({ seq, message, events: decisionEvents(message, options.signatures) });
+    try {
+      fresh.push({ seq, message, events: decisionEvents(message, options.signatures) });
+    } catch (error) {
+      // Recorded, then passed: one message nobody can read never holds back every run's read model.
+      undecodable.push({ seq, subject: message.subject, run_id: runIdOfSubject(message.subject), reason: error instanceof Error ? error.message : String(error) });
+    }
   }
+  if (undecodable.length) await trx.insertInto('undecodable_messages').values(undecodable).onConflict((c) => c.column('seq').doNothing()).execute();
   fresh.sort((a, b) => a.seq - b.seq);
-  const last = Math.max(checkpoint, fresh.length ? fresh[fresh.length - 1].seq : 0, options.throughSeq ?? 0);
-  const skipped = messages.length - fresh.length;
+  const last = Math.max(checkpoint, fresh.length ? fresh[fresh.length - 1].seq : 0, ...undecodable.map((u) => u.seq), options.throughSeq ?? 0);
+  const skipped = messages.length - fresh.length - undecodable.length;
   if (fresh.length === 0) {
     if (last > checkpoint) await writeCheckpoint(trx, name, last);
     return { result: { applied: 0, events: 0, skipped, checkpoint: last }, folds: [] };

@@ -13,6 +13,7 @@ const ORDER: { readonly [table in keyof Database]: string } = {
   envelopes: 'run_id, stage_id, attempt',
   event_archive: 'seq, position',
   run_folds: 'run_id',
+  undecodable_messages: 'seq',
   projector_checkpoints: 'name',
 };
 
