@@ -36,6 +36,13 @@ async function ensureDatabase() {
   }
 }
 
+/** Sections of BENCHMARKS.md that other commands write (`npm run bench:sandbox`): kept as they are. */
+function keptSections(file) {
+  const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  const at = text.indexOf('\n## Sandbox\n');
+  return at < 0 ? '' : text.slice(at);
+}
+
 function roundsPlan() {
   const scale = (k, command) => ({ name: `scale-${k}`, ...SIZE.scaling, verifiers: k, command, pipeline: path.join(WORKLOAD, 'bench-io.pipeline.yaml') });
   const agentScript = path.join(WORKLOAD, 'agent.script.yaml');
@@ -93,7 +100,7 @@ async function main() {
   const file = path.join(resultsDir, `${results.date.replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, JSON.stringify(results, null, 2) + '\n');
   const report = renderReport(results, quick ? file : path.relative(ROOT, file));
-  if (!quick) fs.writeFileSync(path.join(ROOT, 'BENCHMARKS.md'), report);
+  if (!quick) fs.writeFileSync(path.join(ROOT, 'BENCHMARKS.md'), report + keptSections(path.join(ROOT, 'BENCHMARKS.md')));
   process.stdout.write(report);
   process.stderr.write(`bench: ${results.duration_s} s; raw results in ${quick ? file : path.relative(ROOT, file)}${quick ? '' : '; table in BENCHMARKS.md'}\n`);
   if (rounds.some((r) => !r.ok)) process.exitCode = 1;
