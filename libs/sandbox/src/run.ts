@@ -140,6 +140,21 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+const INIT_GONE_POLL_MS = 5;
+const INIT_GONE_TIMEOUT_MS = 5_000;
+
+/** Resolves when `pid` no longer runs (absent, or a zombie), or after INIT_GONE_TIMEOUT_MS. */
+async function initGone(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  const until = Date.now() + INIT_GONE_TIMEOUT_MS;
+  while (Date.now() < until) {
+    const stat = await fs.readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    // The state follows the command name's closing parenthesis.
+    if (stat === undefined || stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z') return;
+    await new Promise((r) => setTimeout(r, INIT_GONE_POLL_MS));
+  }
+}
+
 function killPid(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
@@ -199,7 +214,8 @@ export async function runInSandbox(config: SandboxConfig, isolation: Isolation, 
       args = [
         '--unshare-all', '--unshare-user', '--die-with-parent', '--new-session',
         ...mountArgs({ binds, hidden, privateTmp: scratch.tmp, ...(scratch.resolvConf ? { resolvConf: scratch.resolvConf } : {}) }),
-        ...(network ? ['--info-fd', '3', '--block-fd', '4'] : []),
+        '--info-fd', '3',
+        ...(network ? ['--block-fd', '4'] : []),
         '--chdir', cwd,
         '--', ...inner,
       ];
@@ -207,7 +223,7 @@ export async function runInSandbox(config: SandboxConfig, isolation: Isolation, 
       env = scratchEnv(cmd, path.join(scratch.tmp, 'home'), scratch.tmp);
       [file, ...args] = inner as [string, ...string[]];
     }
-    return await supervise(config, cmd, { file, args, env, cwd: isolation === 'bwrap' ? '/' : cmd.cwd, identity, network, stdout, stderr }, outcome);
+    return await supervise(config, cmd, { file, args, env, cwd: isolation === 'bwrap' ? '/' : cmd.cwd, identity, network, infoFd: isolation === 'bwrap', stdout, stderr }, outcome);
   } catch (error) {
     return outcome({ exit_code: null, signal: null, start_error: redact((error as Error).message, secrets) });
   } finally {
@@ -222,6 +238,8 @@ interface Launch {
   readonly cwd: string;
   readonly identity: Identity | undefined;
   readonly network: boolean;
+  /** bubblewrap reports the sandbox's init (a host pid) on fd 3. */
+  readonly infoFd: boolean;
   readonly stdout: CappedOutput;
   readonly stderr: CappedOutput;
 }
@@ -233,7 +251,7 @@ function supervise(
   outcome: (fields: Partial<SandboxOutcome> & Pick<SandboxOutcome, 'exit_code' | 'signal'>) => SandboxOutcome,
 ): Promise<SandboxOutcome> {
   return new Promise((resolve) => {
-    const extraFds = launch.network ? (['pipe', 'pipe'] as const) : [];
+    const extraFds = launch.network ? (['pipe', 'pipe'] as const) : launch.infoFd ? (['pipe'] as const) : [];
     const child: ChildProcess = spawn(launch.file, launch.args, {
       cwd: launch.cwd,
       env: launch.env,
@@ -279,10 +297,18 @@ function supervise(
       slirp?.kill('SIGKILL');
       child.stdout!.destroy();
       child.stderr!.destroy();
-      resolve(outcome({ timed_out: timedOut, aborted, ...fields }));
+      // The kernel empties a pid namespace before its init finishes exiting: once the sandbox's init
+      // is gone (or a zombie), none of its processes runs any more, setsid or not.
+      void initGone(sandboxPid).then(() => resolve(outcome({ timed_out: timedOut, aborted, ...fields })));
     };
     const finish = () => exited && settle({ exit_code: exited.code, signal: exited.signal });
 
+    if (launch.infoFd && !launch.network) {
+      readChildPid(child.stdio[3] as Readable).then(
+        (pid) => (sandboxPid = pid),
+        () => undefined, // bubblewrap failed before starting the sandbox: its exit reports why
+      );
+    }
     if (launch.network) {
       const info = child.stdio[3] as Readable;
       const block = child.stdio[4] as Writable;
