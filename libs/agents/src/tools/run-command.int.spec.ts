@@ -66,7 +66,7 @@ describe('run_command', () => {
     const out = await outputOf(makeHost(run), { command: 'sleep 4201 & setsid sleep 4202 & wait', timeout_ms: 200 });
     expect(Date.now() - started).toBeLessThan(5000);
     expect(out.timed_out).toBe(true);
-    expect(liveProcesses('sleep 420')).toEqual([]);
+    expect([...liveProcesses('sleep 4201'), ...liveProcesses('sleep 4202')]).toEqual([]);
   });
 
   it('close() kills running commands', async () => {
