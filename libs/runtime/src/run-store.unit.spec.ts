@@ -1,26 +1,12 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { decideAdvance, decideRequest, EVENT_VERSION, type PipelineDefinition, type RunEvent } from '@stageflow/domain';
+import { decideAdvance, decideRequest, EVENT_VERSION, type RunEvent } from '@stageflow/domain';
 import { openEmbedded, type EventLogInstance } from '@stageflow/eventlog';
 import { RunStore } from './run-store';
+import { ONE_STAGE } from './signing/fixtures';
 
-const pipeline: PipelineDefinition = {
-  id: 'p',
-  stages: [
-    {
-      id: 'a',
-      system_prompt: 'x',
-      model: 'm',
-      io: { input: { schema: { type: 'object' } }, output: { schema: { type: 'object' } } },
-      verify: [],
-      gate_kinds: [],
-      entry: true,
-      route: [],
-      replay_safe: true,
-    },
-  ],
-};
+const pipeline = ONE_STAGE;
 const request = (runId: string) => (state: Parameters<typeof decideRequest>[1]) =>
   decideRequest({ type: 'RequestRun', runId, pipeline, input: {}, checkout: { kind: 'fresh' }, requestedBy: 't', now: '2026-01-01T00:00:00.000Z' }, state);
 const advanceAt = (now: string) => (state: Parameters<typeof decideAdvance>[1]) => decideAdvance({ type: 'AdvanceRun', now, validateInput: () => null }, state);
